@@ -1,0 +1,335 @@
+"""The standard control panel and the live re-run loop of the book.
+
+One call builds the panel of a chapter's live cell::
+
+    def compute(v):
+        trace = dl.run("admm_graph", problem, rho=v["rho"], iterations=v["iterations"],
+                       topology=v["topology"], n_agents=v["n_agents"])
+        return dl.viz.objective_gap([trace]), trace.summary()
+
+    dl.widgets.live(compute, rho=1.0, topology="ring", n_agents=10, iterations=50)
+
+Only the controls you pass appear, each starting at the value you pass. When a control moves,
+``compute`` re-runs after a short quiet period (``debounce``) and its chart replaces the old one
+in place, with the run time in ms and the text ``compute`` returned (e.g. the privacy spent).
+
+Executed headless (papermill, nbclient: no browser, nobody moves a slider) the cell computes
+once with the defaults, renders that chart into the panel and returns; no thread is started until
+a control actually changes.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ipywidgets as w
+
+from . import _validate as check
+
+__all__ = ["live", "LivePanel", "TOPOLOGIES"]
+
+#: The topology names offered by the drop-down (those of :func:`dpadmm_lite.topology.make`).
+TOPOLOGIES = ("star", "ring", "grid", "complete", "erdos_renyi", "small_world")
+
+#: Slider ranges: (min, max) of the value (log sliders: of the value itself, not its log).
+RANGES = {
+    "epsilon": (0.01, 10.0),
+    "delta": (1e-8, 1e-2),
+    "rho": (1e-3, 1e2),
+    "nu": (0.0, 5.0),
+    "n_agents": (2, 100),
+    "iterations": (1, 500),
+}
+
+_STYLE = {"description_width": "110px"}
+_LAYOUT = {"width": "420px"}
+
+
+def _topology_names() -> tuple[str, ...]:
+    try:  # the data helper's module is the single source of truth when it lists its names
+        from . import topology
+
+        names = getattr(topology, "NAMES", None) or getattr(topology, "TOPOLOGIES", None)
+        return tuple(names) if names else TOPOLOGIES
+    except ImportError:  # pragma: no cover - topology module not there yet
+        return TOPOLOGIES
+
+
+def _log_slider(description: str, value: float, lo: float, hi: float, step: float, fmt: str) -> w.FloatLogSlider:
+    value = float(value)
+    lo, hi = min(lo, value), max(hi, value)
+    return w.FloatLogSlider(
+        value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=step, description=description,
+        readout_format=fmt, continuous_update=True, style=_STYLE, layout=_LAYOUT,
+    )
+
+
+def _int_slider(description: str, value: int, lo: int, hi: int) -> w.IntSlider:
+    value = int(value)
+    return w.IntSlider(value=value, min=min(lo, value), max=max(hi, value), description=description,
+                       continuous_update=True, style=_STYLE, layout=_LAYOUT)
+
+
+def _as_widget(name: str, value) -> w.Widget:
+    """A widget for an ``advanced`` entry: passed through if it is one, else chosen by type."""
+    if isinstance(value, w.ValueWidget):
+        return value
+    desc = name
+    if isinstance(value, bool):
+        return w.Checkbox(value=value, description=desc, indent=False)
+    if isinstance(value, int):
+        return w.IntText(value=value, description=desc, style=_STYLE)
+    if isinstance(value, float):
+        return w.FloatText(value=value, description=desc, style=_STYLE)
+    if isinstance(value, (list, tuple)) and value:
+        return w.Dropdown(options=list(value), value=value[0], description=desc, style=_STYLE)
+    if isinstance(value, str):
+        return w.Text(value=value, description=desc, style=_STYLE)
+    raise ValueError(f"advanced[{name!r}] must be a bool, int, float, str, a non-empty list of options "
+                     f"or an ipywidget, got {value!r}")
+
+
+class _EpsilonControl(w.HBox):
+    """ε log slider [0.01, 10] with an "∞ (no noise)" toggle; ``value`` is ``math.inf`` when on."""
+
+    def __init__(self, value: float):
+        no_noise = math.isinf(value)
+        self.slider = _log_slider("ε", 1.0 if no_noise else value, *RANGES["epsilon"], 0.05, ".3g")
+        self.toggle = w.ToggleButton(value=no_noise, description="∞ (no noise)", tooltip="run without noise",
+                                     layout={"width": "110px"})
+        self.slider.disabled = no_noise
+        self.toggle.observe(lambda change: setattr(self.slider, "disabled", change["new"]), names="value")
+        super().__init__([self.slider, self.toggle])
+
+    @property
+    def value(self) -> float:
+        return math.inf if self.toggle.value else float(self.slider.value)
+
+    def observe_value(self, handler) -> None:
+        self.slider.observe(handler, names="value")
+        self.toggle.observe(handler, names="value")
+
+
+class LivePanel(w.VBox):
+    """The panel :func:`live` returns: controls, a chart area and a status line.
+
+    Attributes
+    ----------
+    controls
+        Control widget per name (``"rho"``, ``"topology"``, advanced names, …).
+    output
+        The ``ipywidgets.Output`` that holds the current chart (replaced in place).
+    status
+        One line under the chart: run time in ms and the text ``compute`` returned, or the error.
+    runs
+        How many times ``compute`` has run (initial render included).
+    last_chart, last_text, last_error
+        What the most recent run produced.
+    """
+
+    def __init__(self, compute: Callable[[dict], Any], controls: dict[str, w.Widget],
+                 advanced: dict[str, w.Widget], debounce: float):
+        self.compute = compute
+        self.controls = {**controls, **advanced}
+        self.debounce = float(debounce)
+        self.output = w.Output(layout={"min_height": "120px"})
+        self.status = w.HTML(value="")
+        self.runs = 0
+        self.last_chart = None
+        self.last_text = ""
+        self.last_error: str | None = None
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+        self._generation = 0
+        children: list[w.Widget] = list(controls.values())
+        if advanced:
+            box = w.Accordion(children=[w.VBox(list(advanced.values()))], selected_index=None)
+            box.set_title(0, "advanced")
+            children.append(box)
+        children += [self.output, self.status]
+        super().__init__(children)
+        for widget in self.controls.values():
+            if isinstance(widget, _EpsilonControl):
+                widget.observe_value(self._changed)
+            else:
+                widget.observe(self._changed, names="value")
+
+    # ------------------------------------------------------------------ values and runs
+    def values(self) -> dict[str, Any]:
+        """Current value of every control, by name (ε is ``math.inf`` when "no noise" is on)."""
+        return {name: widget.value for name, widget in self.controls.items()}
+
+    def refresh(self) -> None:
+        """Run ``compute`` now with the current values and show its chart (synchronously)."""
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+        self._render(generation)
+
+    def _changed(self, _change=None) -> None:
+        """A control moved: (re)start the quiet-period timer; the last change wins."""
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.debounce, self._render, args=(generation,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def wait(self, timeout: float = 10.0) -> None:
+        """Block until a pending re-run has finished (tests, scripts)."""
+        timer = self._timer
+        if timer is not None:
+            timer.join(timeout)
+
+    def _render(self, generation: int) -> None:
+        values = self.values()
+        start = time.perf_counter()
+        try:
+            result = self.compute(values)
+            chart, text = result if isinstance(result, tuple) else (result, "")
+            error = None
+        except Exception as exc:  # shown in the panel: one line, not a traceback storm
+            chart, text = None, ""
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            error = f"{type(exc).__name__}: {exc} (at {where.name}, line {where.lineno})"
+        elapsed = 1000 * (time.perf_counter() - start)
+        with self._lock:
+            self.runs += 1
+            if generation != self._generation:  # a newer change is pending: its run will show
+                return
+            if error is not None:
+                self.last_error = error
+                self.status.value = (f"<span style='color:#D55E00'>⚠ could not compute with these settings — "
+                                     f"{html.escape(error)}</span>")
+                return
+            self.last_error, self.last_chart, self.last_text = None, chart, str(text)
+            self.output.outputs = (_display_data(chart),)  # one trait change: replaced in place
+            line = f"computed in {elapsed:.0f} ms"
+            if text:
+                line += " · " + html.escape(str(text))
+            self.status.value = f"<span style='font-family:monospace;font-size:12px'>{line}</span>"
+
+
+def _display_data(obj) -> dict:
+    """The ``display_data`` output of ``obj`` with the active renderer (as IPython would show it)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    data, metadata = InteractiveShell.instance().display_formatter.format(obj)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
+def live(
+    compute: Callable[[dict], Any],
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    nu: float | None = None,
+    topology: str | None = None,
+    n_agents: int | None = None,
+    iterations: int | None = None,
+    seed: int | None = None,
+    regularizer: str | None = None,
+    advanced: Mapping[str, Any] | None = None,
+    debounce: float = 0.15,
+) -> LivePanel:
+    """The standard control panel with a chart that re-runs ``compute`` when a control moves.
+
+    Parameters
+    ----------
+    compute
+        ``compute(values) -> chart`` or ``-> (chart, text)``; ``values`` maps each control's
+        name (``"epsilon"``, ``"rho"``, …, and the ``advanced`` names) to its current value.
+        ``text`` (e.g. ``trace.summary()``, the privacy spent) is shown under the chart.
+    epsilon, delta, rho
+        Log sliders: ε ∈ [0.01, 10] with an "∞ (no noise)" toggle (pass ``math.inf`` to start
+        with no noise), δ ∈ [1e-8, 1e-2], ρ ∈ [1e-3, 100].
+    nu
+        Slider over [0, 5] (Laplacian smoothing strength).
+    topology
+        Drop-down over the names of :func:`dpadmm_lite.topology.make`.
+    n_agents, iterations
+        Integer sliders over [2, 100] and [1, 500] (widened to include the default).
+    seed
+        Integer box (≥ 0).
+    regularizer
+        Drop-down ``"l1"`` / ``"l2"``.
+    advanced
+        Name → default value (bool, int, float, str, list of options) or a ready ipywidget,
+        shown in a collapsed "advanced" section.
+    debounce
+        Quiet period in seconds: moving a slider re-runs ``compute`` once, this long after the
+        last change.
+
+    Any control argument may also be an ipywidget, used as is. A control left at ``None`` does
+    not appear. An exception inside ``compute`` is shown as one line in the panel and the
+    previous chart stays.
+
+    Returns
+    -------
+    LivePanel
+        The panel (an ``ipywidgets.VBox``); make it the last expression of the cell. It has
+        already rendered once with the defaults, synchronously — which is all that happens when
+        the notebook runs headless.
+    """
+    if not callable(compute):
+        raise ValueError(f"compute must be a callable taking a dict of values, got {compute!r}")
+    debounce = check.nonnegative("debounce", debounce)
+
+    def given(value):
+        return isinstance(value, w.Widget)
+
+    controls: dict[str, w.Widget] = {}
+    if epsilon is not None:
+        controls["epsilon"] = epsilon if given(epsilon) else _EpsilonControl(check.epsilon(epsilon))
+    if delta is not None:
+        controls["delta"] = delta if given(delta) else _log_slider("δ", check.open_unit("delta", delta), *RANGES["delta"], 0.25, ".0e")
+    if rho is not None:
+        controls["rho"] = rho if given(rho) else _log_slider("ρ", check.positive("rho", rho), *RANGES["rho"], 0.1, ".3g")
+    if nu is not None:
+        if given(nu):
+            controls["nu"] = nu
+        else:
+            lo, hi = RANGES["nu"]
+            value = check.nonnegative("nu", nu)
+            controls["nu"] = w.FloatSlider(value=value, min=lo, max=max(hi, value), step=0.1, description="ν",
+                                           style=_STYLE, layout=_LAYOUT)
+    if topology is not None:
+        if given(topology):
+            controls["topology"] = topology
+        else:
+            names = _topology_names()
+            check.choice("topology", topology, names)
+            controls["topology"] = w.Dropdown(options=list(names), value=topology, description="topology G",
+                                              style=_STYLE)
+    if n_agents is not None:
+        controls["n_agents"] = n_agents if given(n_agents) else _int_slider("agents N", check.count("n_agents", n_agents), *RANGES["n_agents"])
+    if iterations is not None:
+        controls["iterations"] = iterations if given(iterations) else _int_slider("iterations T", check.count("iterations", iterations), *RANGES["iterations"])
+    if seed is not None:
+        controls["seed"] = seed if given(seed) else w.BoundedIntText(value=check.count("seed", seed, minimum=0), min=0, max=2**31 - 1,
+                                                                       description="seed", style=_STYLE)
+    if regularizer is not None:
+        if given(regularizer):
+            controls["regularizer"] = regularizer
+        else:
+            options = ["l1", "l2"]
+            check.choice("regularizer", regularizer, options)
+            controls["regularizer"] = w.Dropdown(options=options, value=regularizer, description="regulariser",
+                                                 style=_STYLE)
+    extra = {name: _as_widget(name, value) for name, value in (advanced or {}).items()}
+    clash = set(extra) & set(controls)
+    if clash:
+        raise ValueError(f"advanced must not repeat a standard control, got {sorted(clash)}")
+    panel = LivePanel(compute, controls, extra, debounce)
+    panel.refresh()  # the first render, with the defaults (the only one when headless)
+    return panel
+
