@@ -1,0 +1,33 @@
+"""dpadmm_lite — differentially private ADMM, small and vectorised.
+
+The names a chapter uses::
+
+    import dpadmm_lite as dl
+    problem = dl.problems.logistic(X, y, lam=1e-3)
+    trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=100, seed=0)
+    dl.algorithms()          # every registered algorithm
+
+Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``,
+``dl.mechanisms``, ``dl.smoothing``, ``dl.viz``, ``dl.widgets``, ``dl.sweep``,
+``dl.exercises``) load on first use, so ``import dpadmm_lite`` stays fast.
+"""
+
+import importlib
+
+from .registry import algorithms, run
+from .trace import PrivacyEvent, PrivacyGuarantee, Trace
+
+__version__ = "0.1.0"
+
+_SUBMODULES = {
+    "problems", "datasets", "topology", "accounting", "mechanisms", "smoothing",
+    "viz", "widgets", "sweep", "exercises", "trace", "registry",
+}
+
+__all__ = ["run", "algorithms", "Trace", "PrivacyEvent", "PrivacyGuarantee", *sorted(_SUBMODULES)]
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'dpadmm_lite' has no attribute {name!r}")

@@ -1,0 +1,237 @@
+"""The one result type every algorithm returns, and the privacy records it carries.
+
+Every algorithm in :mod:`dpadmm_lite.algorithms` returns a :class:`Trace`. A trace holds the
+per-iteration curves the chapters plot, the released model, the noise that was actually used,
+and the privacy spent, twice: as the paper states it (:attr:`Trace.privacy_paper`) and under
+the book's one accountant applied to the run's :attr:`Trace.ledger` (:attr:`Trace.privacy`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as check
+
+#: The noise families the accountant understands.
+MECHANISMS = ("gaussian", "laplace_l2")
+
+
+@dataclass(frozen=True)
+class PrivacyEvent:
+    """One kind of noisy release, repeated ``count`` times.
+
+    Parameters
+    ----------
+    mechanism
+        ``"gaussian"`` (noise ``N(0, noise² I)``) or ``"laplace_l2"`` (density
+        ``∝ exp(-noise · ‖x‖₂)``, the ℓ2-Laplace noise of Zhang & Zhu, ``noise`` = ζ).
+    sensitivity
+        ℓ2-sensitivity of the released quantity to one record of the protected dataset.
+    noise
+        σ (Gaussian standard deviation) or ζ (ℓ2-Laplace rate), in the units of the release.
+    count
+        How many releases with exactly these parameters the run made.
+    sampling_rate
+        Probability that a given record takes part in one release (Poisson sampling); 1 when
+        every release touches the whole dataset.
+    note
+        What was released, in words (``"x-update gradient"``, ``"agent broadcast"``).
+    """
+
+    mechanism: str
+    sensitivity: float
+    noise: float
+    count: int = 1
+    sampling_rate: float = 1.0
+    note: str = ""
+
+    def __post_init__(self):
+        check.choice("mechanism", self.mechanism, MECHANISMS)
+        check.positive("sensitivity", self.sensitivity)
+        check.positive("noise", self.noise)
+        check.count("count", self.count)
+        check.half_open_unit("sampling_rate", self.sampling_rate)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """σ / Δ for Gaussian events (the scale-free noise the accountant needs)."""
+        if self.mechanism != "gaussian":
+            raise ValueError("noise_multiplier is defined for Gaussian events only")
+        return self.noise / self.sensitivity
+
+
+@dataclass(frozen=True)
+class PrivacyGuarantee:
+    """An (ε, δ) statement and where it comes from.
+
+    ``source`` names the accountant or theorem (``"Xu et al. 2020, Thm 1"``,
+    ``"unified RDP accountant"``); ``statement`` is the guarantee in words, e.g. the paper's
+    per-iteration claim when the paper gives no end-to-end number.
+    """
+
+    epsilon: float
+    delta: float
+    source: str
+    statement: str = ""
+
+    def __str__(self) -> str:
+        eps = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.4g}"
+        return f"(ε={eps}, δ={self.delta:.1e}) — {self.source}"
+
+
+NO_PRIVACY = PrivacyGuarantee(math.inf, 0.0, "no noise: not private")
+
+
+@dataclass
+class Trace:
+    """What one run of any algorithm returns.
+
+    All per-iteration arrays have one entry per iteration ``k = 1 … T`` (value after the
+    k-th iteration). Arrays that do not apply to an algorithm are ``None``.
+
+    Attributes
+    ----------
+    algorithm
+        Registered name of the algorithm (see :func:`dpadmm_lite.algorithms`).
+    objective, objective_gap
+        Training objective ``F(x_k)`` of the model the algorithm would release at step k, and
+        ``F(x_k) − F(x*)`` against the problem's high-precision reference optimum.
+    model
+        The released model (what an adversary sees at the end).
+    test_accuracy
+        Test accuracy (classification) per iteration, where the problem has a test split.
+    consensus_violation
+        Distributed runs: ``sqrt(mean_i ‖x_i − z‖²)`` between local and consensus variables.
+    noise
+        The noise actually used, e.g. ``{"sigma": 0.3}`` or per-iteration arrays.
+    ledger
+        Every noisy release, for the unified accountant.
+    privacy_paper, privacy
+        The guarantee as the paper states it, and under the unified accountant.
+    wall_time
+        Seconds spent inside the algorithm (set by :func:`dpadmm_lite.run`).
+    params
+        The settings of the run (ε, δ, ρ, iterations, seed and options).
+    metrics
+        Further per-iteration series an algorithm defines (``"augmented_objective"``,
+        ``"test_error"``, …).
+    """
+
+    algorithm: str
+    objective: np.ndarray
+    objective_gap: np.ndarray
+    model: np.ndarray
+    test_accuracy: np.ndarray | None = None
+    consensus_violation: np.ndarray | None = None
+    noise: dict[str, Any] = field(default_factory=dict)
+    ledger: list[PrivacyEvent] = field(default_factory=list)
+    privacy_paper: PrivacyGuarantee = NO_PRIVACY
+    privacy: PrivacyGuarantee = NO_PRIVACY
+    wall_time: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def iterations(self) -> int:
+        return len(self.objective)
+
+    def series(self) -> dict[str, np.ndarray]:
+        """Every per-iteration series of the run, by name."""
+        out = {"objective": self.objective, "objective_gap": self.objective_gap}
+        if self.test_accuracy is not None:
+            out["test_accuracy"] = self.test_accuracy
+        if self.consensus_violation is not None:
+            out["consensus_violation"] = self.consensus_violation
+        out.update(self.metrics)
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy long frame: one row per (iteration, metric), for Altair charts."""
+        frames = [
+            pd.DataFrame({"iteration": np.arange(1, len(v) + 1), "metric": k, "value": np.asarray(v, float)})
+            for k, v in self.series().items()
+        ]
+        df = pd.concat(frames, ignore_index=True)
+        df["algorithm"] = self.algorithm
+        return df
+
+    def summary(self) -> str:
+        """One line: what ran, how well, how fast, and the privacy it spent."""
+        parts = [f"{self.algorithm}: {self.iterations} iterations in {1000 * self.wall_time:.0f} ms",
+                 f"final objective gap {self.objective_gap[-1]:.3g}"]
+        if self.test_accuracy is not None:
+            parts.append(f"test accuracy {self.test_accuracy[-1]:.3f}")
+        parts.append(f"privacy {self.privacy}")
+        if self.privacy_paper is not self.privacy and self.privacy_paper is not NO_PRIVACY:
+            parts.append(f"paper: {self.privacy_paper}")
+        return "; ".join(parts)
+
+    def _repr_pretty_(self, p, cycle):  # IPython shows the summary, not a wall of arrays
+        p.text(f"Trace({self.summary()})")
+
+
+def from_iterates(
+    problem,
+    algorithm: str,
+    iterates,
+    *,
+    model=None,
+    consensus_violation=None,
+    noise: dict | None = None,
+    ledger=(),
+    delta: float | None = None,
+    privacy_paper: PrivacyGuarantee | None = None,
+    metrics: dict | None = None,
+    params: dict | None = None,
+) -> Trace:
+    """Evaluate stacked iterates into a :class:`Trace` in one vectorised pass.
+
+    Parameters
+    ----------
+    problem
+        The :class:`~dpadmm_lite.problems.Problem` being solved.
+    algorithm
+        Registered name of the algorithm.
+    iterates
+        Array ``(T, d)``: the model the algorithm would release after each iteration.
+    model
+        The released model; defaults to the last iterate.
+    ledger, delta
+        The run's noisy releases; when the ledger is non-empty, ``privacy`` is the unified
+        accountant's (ε, δ) for it at ``delta``.
+    privacy_paper
+        The guarantee as the paper states it (defaults to the accountant's when not given).
+    """
+    iterates = np.asarray(iterates, dtype=float)
+    if iterates.ndim != 2 or iterates.shape[1] != problem.d:
+        raise ValueError(f"iterates must have shape (T, {problem.d}), got {iterates.shape}")
+    objective = problem.objective(iterates)
+    gap = objective - problem.reference_optimum().value
+    ledger = list(ledger)
+    if ledger:
+        if delta is None:
+            raise ValueError("delta must be given with a non-empty ledger")
+        from .accounting import ledger_guarantee
+
+        privacy = ledger_guarantee(ledger, delta)
+    else:
+        privacy = NO_PRIVACY
+    return Trace(
+        algorithm=algorithm,
+        objective=objective,
+        objective_gap=gap,
+        model=iterates[-1].copy() if model is None else np.asarray(model),
+        test_accuracy=problem.accuracy(iterates),
+        consensus_violation=None if consensus_violation is None else np.asarray(consensus_violation, float),
+        noise=dict(noise or {}),
+        ledger=ledger,
+        privacy_paper=privacy if privacy_paper is None else privacy_paper,
+        privacy=privacy,
+        params=dict(params or {}),
+        metrics={k: np.asarray(v, float) for k, v in (metrics or {}).items()},
+    )
