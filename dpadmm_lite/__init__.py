@@ -14,7 +14,8 @@ Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``
 
 import importlib
 
-from .registry import algorithms, run
+from . import algorithms as _algorithm_modules  # noqa: F401  (imports register every algorithm)
+from .registry import algorithms, run  # the function deliberately takes the subpackage's name
 from .trace import PrivacyEvent, PrivacyGuarantee, Trace
 
 __version__ = "0.1.0"

@@ -52,7 +52,9 @@ def epsilon(value) -> float:
 
 def count(name: str, value, *, minimum: int = 1) -> int:
     """Return ``value`` as an int after checking it is a whole number ``>= minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (Integral, np.integer)):
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    if not isinstance(value, (Integral, np.integer)):
         if isinstance(value, (Real, np.floating)) and float(value).is_integer():
             value = int(value)
         else:

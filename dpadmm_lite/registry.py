@@ -6,6 +6,7 @@ call :func:`run`, so a new algorithm appears in every panel once it is registere
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from dataclasses import dataclass, replace
@@ -94,4 +95,4 @@ def run(
 
 def _load_all() -> None:
     """Import the algorithm modules so that their ``@register`` decorators have run."""
-    from . import algorithms  # noqa: F401  (import side effect: registration)
+    importlib.import_module(f"{__package__}.algorithms")  # import side effect: registration
