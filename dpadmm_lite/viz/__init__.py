@@ -6,15 +6,12 @@
 * :func:`use_book_theme` — the book's chart theme, called once in each chapter's preamble.
 """
 
-import importlib.util
-
 from ._sweep import sweep_chart
 from ._theme import use_book_theme
 
 __all__ = ["sweep_chart", "use_book_theme"]
 
-if importlib.util.find_spec(f"{__name__}._curves") is not None:  # curve builders
-    from . import _curves
-    from ._curves import *  # noqa: F401,F403
+from . import _curves
+from ._curves import *  # noqa: F401,F403
 
-    __all__ += list(_curves.__all__)
+__all__ += list(_curves.__all__)
