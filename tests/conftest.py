@@ -22,3 +22,12 @@ import build_book  # noqa: E402
 def fast_build() -> "build_book.BuildResult":
     """Execute every TOC notebook with papermill (FAST=True) and build `_build/html`."""
     return build_book.build("fast")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A skipped test is a failed test: nothing in this suite may pass by not running."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped and session.exitstatus == 0:
+        reporter.write_line(f"FAILED: {len(skipped)} test(s) skipped; this suite allows no skips", red=True)
+        session.exitstatus = 1
