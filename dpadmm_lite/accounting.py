@@ -455,7 +455,7 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, sampling
     Examples
     --------
     >>> round(gaussian_epsilon(1.0, 1, 1e-5), 4)
-    4.4224
+    4.3772
     """
     z = check.positive("noise_multiplier", noise_multiplier, allow_inf=True)
     steps = check.count("steps", steps)

@@ -80,7 +80,7 @@ def gaussian(rng: np.random.Generator, sigma, shape) -> np.ndarray:
     s = _per_vector_scale("sigma", sigma, shape, allow_inf=False)
     if not np.any(s):
         return np.zeros(shape)
-    return s * rng.standard_normal(shape)
+    return s * rng.standard_normal(shape) + 0.0  # + 0.0 turns σ = 0 rows into exact +0
 
 
 def l2_laplace(rng: np.random.Generator, zeta, shape) -> np.ndarray:
