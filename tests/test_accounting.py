@@ -408,3 +408,39 @@ def test_each_call_is_fast():
     assert best_of(lambda: acc.gaussian_epsilon(1.1, 10_000, 1e-5)) < 0.010
     # calibration: a root search over ~20 evaluations; generous bound for a loaded CI machine
     assert best_of(lambda: acc.calibrate_noise(1.0, 1e-5, 1000, 0.01), n=3) < 0.050
+
+
+# ------------------------------------------------------------------ chapter helpers
+
+def test_composition_epsilons_orders_the_analyses():
+    many = acc.composition_epsilons(5.0, 100, 1e-5)
+    assert many["unified"] == pytest.approx(acc.gaussian_epsilon(5.0, 100, 1e-5))
+    assert many["unified"] < many["basic"] < many["advanced"]  # large per-step ε₀: advanced loses
+    small_steps = acc.composition_epsilons(200.0, 10_000, 1e-5)
+    assert small_steps["unified"] < small_steps["advanced"] < small_steps["basic"]  # tiny ε₀: advanced wins
+    one = acc.composition_epsilons(2.0, 1, 1e-5)
+    assert one["basic"] == pytest.approx(one["unified"])
+    sub = acc.composition_epsilons(1.0, 100, 1e-5, 0.01)
+    assert sub["unified"] == pytest.approx(acc.gaussian_epsilon(1.0, 100, 1e-5, 0.01))
+
+
+def test_noise_for_budget_meets_the_budget_under_each_analysis():
+    eps, delta, T = 1.0, 1e-5, 50
+    need = acc.noise_for_budget(eps, delta, T)
+    assert need["unified"] < need["exact + advanced"] < need["exact + basic"] < need["classic + basic"]
+    assert acc.gaussian_epsilon(need["unified"], T, delta) <= eps
+    assert T * acc.gaussian_epsilon(need["exact + basic"], 1, delta / T) <= eps * (1 + 1e-9)
+    assert acc.composition_epsilons(need["exact + advanced"], T, delta)["advanced"] <= eps * (1 + 1e-9)
+    assert need["classic + basic"] == pytest.approx(acc.classic_gaussian_sigma(1.0, eps / T, delta / T))
+
+
+def test_privacy_exercise_checks():
+    from dpadmm_lite.exercises import privacy as ex
+
+    assert ex.check_classic_sigma(0.1 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
+    assert not ex.check_classic_sigma(0.5)
+    assert not ex.check_classic_sigma(...)
+    assert ex.check_mean_sensitivity(2 / 1000) and not ex.check_mean_sensitivity(1 / 1000)
+    T = ex.expected_max_steps()
+    assert acc.gaussian_epsilon(10.0, T, 1e-5) <= 1.0 < acc.gaussian_epsilon(10.0, T + 1, 1e-5)
+    assert ex.check_max_steps(T) and not ex.check_max_steps(T + 1)
