@@ -36,7 +36,8 @@ only (recording everything is safe, merely pessimistic).
 Public surface
 --------------
 ``classic_gaussian_sigma``, ``gaussian_epsilon``, ``calibrate_noise``, ``gaussian_delta``,
-``advanced_composition``, ``basic_composition``, ``gaussian_rdp``, ``sampled_gaussian_rdp``,
+``gdp_epsilon``, ``advanced_composition``, ``basic_composition``, ``composition_epsilons``,
+``noise_for_budget``, ``gaussian_rdp``, ``sampled_gaussian_rdp``,
 ``laplace_rdp``, ``rdp_to_epsilon``, ``ledger_rdp``, ``ledger_epsilon``, ``ledger_guarantee``,
 and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
 ``liu2022_*``, ``zhang2017_*``.
