@@ -16,12 +16,13 @@ iterates ``(T, d)`` or one model per agent ``(N, d)``.
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import scipy.optimize
-import scipy.sparse
+import scipy.linalg
 from scipy.special import expit
 
 from . import _validate as check
@@ -32,10 +33,18 @@ REGULARIZERS = ("l1", "l2", "fused")
 
 @dataclass(frozen=True)
 class Optimum:
-    """A high-precision reference solution ``x`` with objective ``value``."""
+    """A high-precision reference solution ``x`` with objective ``value``.
+
+    ``iterations`` counts the solver's Newton steps and ``hessians`` the Hessians of the loss it
+    formed; ``residual`` is its optimality certificate: the gradient norm (smooth problems) or
+    the barrier duality gap ``2mμ`` (ℓ1, fused).
+    """
 
     x: np.ndarray
     value: float
+    iterations: int = 0
+    residual: float = float("nan")
+    hessians: int = 0
 
 
 @dataclass(eq=False)
@@ -120,6 +129,27 @@ class Problem:
         """Gradients of single examples at one model ``x`` (d,): shape ``(len(idx), d)``."""
         X, y = (self.X, self.y) if idx is None else (self.X[idx], self.y[idx])
         return self._dloss_of_margin(X @ np.asarray(x), y)[:, None] * X
+
+    def _curvature_of_margin(self, z):
+        """d²ℓ/dz² at z = a·x: 1 (squared) or σ(z)σ(−z) (logistic, for either label)."""
+        if self.loss == "squared":
+            return np.ones_like(z)
+        return expit(z) * expit(-z)
+
+    def hessian(self, x, *, margins=None) -> np.ndarray:
+        """Hessian ``∇²f(x) = (1/n) Xᵀ diag(ℓ''(a_j·x)) X`` of the mean loss at one model: (d, d).
+
+        The squared loss's Hessian ``XᵀX/n`` does not depend on ``x`` and is computed once.
+        """
+        if self.loss == "squared":
+            return self._gram
+        z = self.X @ np.asarray(x, float) if margins is None else margins
+        Y = self.X * np.sqrt(self._curvature_of_margin(z) / self.n)[:, None]
+        return Y.T @ Y
+
+    @cached_property
+    def _gram(self) -> np.ndarray:
+        return self.X.T @ self.X / self.n
 
     # ------------------------------------------------------------------ regulariser
     def regularizer_value(self, x) -> np.ndarray:
@@ -209,6 +239,12 @@ class Problem:
         z = np.asarray(x) @ X.T
         return (np.where(z >= 0, 1.0, -1.0) == y).mean(axis=-1)
 
+    def test_loss(self, x) -> np.ndarray | None:
+        """Mean loss on the test split (Cyffers et al.'s "test objective" without the penalty)."""
+        if self.X_test is None:
+            return None
+        return self.data_loss(x, self.X_test, self.y_test)
+
     def reference_optimum(self) -> Optimum:
         """The high-precision non-private optimum, computed once and cached."""
         if self._optimum is None:
@@ -238,102 +274,271 @@ def logistic(X, y, lam: float, penalty: str = "l2", *, X_test=None, y_test=None)
                    name=f"logistic-{penalty}")
 
 
-def graph_guided_fused_lasso(X, y, lam: float, *, W=None, graph_threshold: float = 0.1,
-                             sparsity: float = 0.05, X_test=None, y_test=None) -> Problem:
+def graph_guided_fused_lasso(X, y, lam: float, *, W=None, graph_threshold: float = 0.0,
+                             sparsity: float = 0.1, graph_matrix: str = "incidence", X_test=None,
+                             y_test=None) -> Problem:
     """Graph-guided fused lasso with logistic loss: ``f(x) + λ‖Ax‖₁``, ``A = [W; I]``.
 
-    ``W`` encodes a feature graph: one row per edge (i, j) with ``+1`` at i and ``−1`` at j,
-    so ``‖Wx‖₁ = Σ_edges |x_i − x_j|``. As in the experiments of Xu et al. and Liu et al., the
-    graph is the support of a sparse inverse-covariance estimate of the features
-    (:class:`sklearn.covariance.GraphicalLasso` with penalty ``sparsity``), keeping the edges
-    whose partial correlation exceeds ``graph_threshold`` in absolute value. Pass ``W`` to use
-    your own graph.
+    Xu et al. (2020), Sec. V-A, eq. (11), and Liu et al. (2022), Sec. V-A: "We set A = [W; I]
+    …, where W is the sparsity pattern of the graph obtained by sparse inverse covariance
+    selection [Banerjee, El Ghaoui & d'Aspremont 2008]". Neither paper gives the estimator's
+    penalty or how the pattern becomes a matrix, so this is what we chose:
+
+    * the graph: the support (exact non-zeros) of the graphical-lasso estimate of the
+      precision matrix of the standardised features — the ℓ1-penalised maximum-likelihood
+      "sparse inverse covariance selection" of the cited paper — with penalty ``sparsity``
+      (default 0.1: about two edges per feature on Adult). ``graph_threshold > 0`` further
+      keeps only edges whose partial correlation exceeds it in absolute value;
+    * the matrix (``graph_matrix="incidence"``, default): one row per edge (i, j) with ``+1``
+      at i and ``−1`` at j, so ``‖Wx‖₁ = Σ_edges |x_i − x_j|``, the fusion penalty of the
+      graph-guided fused lasso (Kim, Sohn & Xing 2009) that gives the problem its name;
+    * ``graph_matrix="pattern"`` is the literal reading: W is the 0/1 ``d × d`` adjacency of the
+      graph, so ``‖Wx‖₁ = Σ_i |Σ_{j ~ i} x_j|``.
+
+    Pass ``W`` (any ``(rows, d)`` matrix) to use your own graph. The feature graph of the same
+    ``X`` is cached, so rebuilding the problem (e.g. for a new λ) is cheap.
     """
     X = check.finite_array("X", X, ndim=2)
     if W is None:
-        W = feature_graph(X, sparsity=sparsity, threshold=graph_threshold)
+        W = feature_graph(X, sparsity=sparsity, threshold=graph_threshold, form=graph_matrix)
     W = check.finite_array("W", W, ndim=2)
+    if W.shape[1] != X.shape[1]:
+        raise ValueError(f"W must have {X.shape[1]} columns (one per feature), got shape {W.shape}")
     A = np.vstack([W, np.eye(X.shape[1])])
     return Problem(X, y, check.positive("lam", lam), "logistic", "fused", A=A, X_test=X_test, y_test=y_test,
                    name="graph-guided fused lasso")
 
 
-def feature_graph(X, *, sparsity: float = 0.05, threshold: float = 0.1) -> np.ndarray:
-    """Edge-incidence matrix W of the sparse inverse-covariance graph of the columns of ``X``."""
-    from sklearn.covariance import GraphicalLasso
+_GRAPH_CACHE: dict = {}
 
-    check.positive("sparsity", sparsity)
-    check.nonnegative("threshold", threshold)
-    Z = X - X.mean(axis=0)
-    scale = Z.std(axis=0)
-    Z = Z[:, scale > 0] / scale[scale > 0]
-    keep = np.flatnonzero(scale > 0)
-    precision = GraphicalLasso(alpha=sparsity, max_iter=200).fit(Z).precision_
-    dinv = 1.0 / np.sqrt(np.diag(precision))
-    partial = -precision * dinv[:, None] * dinv[None, :]
-    i, j = np.nonzero(np.triu(np.abs(partial) > threshold, k=1))
-    W = np.zeros((len(i), X.shape[1]))
-    rows = np.arange(len(i))
-    W[rows, keep[i]] = 1.0
-    W[rows, keep[j]] = -1.0
-    return W
+
+def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str = "incidence") -> np.ndarray:
+    """The sparse inverse-covariance graph of the columns of ``X``, as a matrix W.
+
+    Steps: standardise the non-constant columns; estimate the precision matrix by the
+    graphical lasso (:func:`sklearn.covariance.graphical_lasso`, ℓ1 penalty ``sparsity`` on the
+    off-diagonal entries, i.e. Banerjee et al.'s sparse inverse covariance selection); edges are
+    the pairs (i < j) with a non-zero entry whose partial correlation
+    ``|−Θ_ij / √(Θ_ii Θ_jj)|`` exceeds ``threshold`` (0 keeps the whole sparsity pattern).
+
+    Returns
+    -------
+    W : ndarray
+        ``form="incidence"``: ``(E, d)`` with rows ``e_i − e_j``, one per edge;
+        ``form="pattern"``: ``(d, d)`` symmetric 0/1 adjacency.
+    """
+    from sklearn.covariance import graphical_lasso
+
+    X = check.finite_array("X", X, ndim=2)
+    sparsity = check.positive("sparsity", sparsity)
+    threshold = check.nonnegative("threshold", threshold)
+    check.choice("form", form, ("incidence", "pattern"))
+    key = (hashlib.sha1(np.ascontiguousarray(X).view(np.uint8)).hexdigest(), X.shape, sparsity, threshold, form)
+    if key in _GRAPH_CACHE:
+        return _GRAPH_CACHE[key].copy()
+    d = X.shape[1]
+    scale = X.std(axis=0)
+    keep = np.flatnonzero(scale > 1e-12 * max(1.0, float(np.abs(X).max())))
+    Z = (X[:, keep] - X[:, keep].mean(axis=0)) / scale[keep]
+    corr = Z.T @ Z / X.shape[0]
+    edges_i = edges_j = np.zeros(0, int)
+    if len(keep) > 1:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # sklearn's convergence chatter; the pattern is what we use
+                _, precision = graphical_lasso(corr, alpha=sparsity, max_iter=500)
+        except FloatingPointError as err:
+            raise ValueError(f"sparsity={sparsity:g} is too small for these features (the graphical lasso "
+                             f"failed: {err}); increase it") from err
+        dinv = 1.0 / np.sqrt(np.diag(precision))
+        partial = -precision * dinv[:, None] * dinv[None, :]
+        i, j = np.nonzero(np.triu((precision != 0) & (np.abs(partial) > threshold), k=1))
+        edges_i, edges_j = keep[i], keep[j]
+    if form == "pattern":
+        W = np.zeros((d, d))
+        W[edges_i, edges_j] = W[edges_j, edges_i] = 1.0
+    else:
+        W = np.zeros((len(edges_i), d))
+        rows = np.arange(len(edges_i))
+        W[rows, edges_i] = 1.0
+        W[rows, edges_j] = -1.0
+    if len(_GRAPH_CACHE) > 16:
+        _GRAPH_CACHE.clear()
+    _GRAPH_CACHE[key] = W
+    return W.copy()
 
 
 # ---------------------------------------------------------------------- reference solver
 def _solve_reference(p: Problem) -> Optimum:
-    """High-precision optimum. Smooth problems: L-BFGS; ℓ1: L-BFGS-B on x = u − v, u, v ≥ 0;
-    fused: the same split on the epigraph ``Ax = s − t``, solved as a smooth bound-constrained
-    problem in the dual-free variables ``(x, s, t)`` by an augmented-Lagrangian loop."""
-    d = p.d
-    opts = {"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-12, "maxcor": 30}
-    if p.regularizer == "l2":
-        res = scipy.optimize.minimize(
-            lambda x: (p.objective(x), p.gradient(x) + p.lam * x), np.zeros(d), jac=True, method="L-BFGS-B",
-            options=opts)
-        return Optimum(res.x, float(p.objective(res.x)))
-    if p.regularizer == "l1":
-        def fun(uv):
-            x = uv[:d] - uv[d:]
-            g = p.gradient(x)
-            return p.data_loss(x) + p.lam * uv.sum(), np.concatenate([g + p.lam, -g + p.lam])
+    """High-precision optimum of ``F(x) = f(x) + λ r(x)`` by second-order methods.
 
-        res = scipy.optimize.minimize(fun, np.zeros(2 * d), jac=True, method="L-BFGS-B",
-                                      bounds=[(0, None)] * (2 * d), options=opts)
-        x = res.x[:d] - res.x[d:]
-        return Optimum(x, float(p.objective(x)))
-    return _solve_fused(p)
+    * ``r = ½‖x‖²`` (or λ = 0): damped Newton's method on the smooth objective
+      (:func:`_newton_smooth`), quadratically convergent;
+    * ``r = ‖x‖₁`` and ``r = ‖Ax‖₁``: a log-barrier interior-point method on the epigraph form
+      ``min f(x) + λ Σ t  s.t. −t ≤ Ax ≤ t`` (:func:`_barrier`; the central path of Koh, Kim &
+      Boyd 2007 for ℓ1-regularised logistic regression) with Newton steps; the barrier
+      parameter μ shrinks until the duality gap ``2mμ`` is below ``1e-13 (1 + F(0))``.
 
+    The lead's first version (L-BFGS-B on a split ``x = u − v``; ADMM with Newton x-steps for the
+    fused penalty) took 15–110 s on Adult and stopped with KKT residuals around 1e-5.
 
-def _solve_fused(p: Problem) -> Optimum:
-    """Fused penalty: ADMM with exact (Newton) x-updates run to machine precision.
-
-    ``min f(x) + λ‖y‖₁ s.t. Ax = y``. The x-subproblem ``f(x) + ρ/2‖Ax − y + u‖²`` is smooth and
-    strongly convex; each is solved by Newton's method. The loop stops when primal and dual
-    residuals fall below 1e-11.
+    Both methods use the ``d × d`` Hessian of ``f``, so they cost a few dozen passes over the
+    data (Adult: d = 104) and reach machine precision where first-order methods stall.
     """
-    A = p.constraint_matrix
-    AtA = A.T @ A
-    rho = 1.0
+    if p.regularizer == "l2" or p.lam == 0:
+        return _newton_smooth(p, ridge=p.lam if p.regularizer == "l2" else 0.0)
+    return _barrier(p)
+
+
+def _loss_parts(p: Problem, x):
+    """``f(x)``, ``∇f(x)`` and the Hessian ``∇²f(x)`` in one pass over the data."""
+    z = p.X @ x
+    r = p._dloss_of_margin(z, p.y)
+    value = float(p._loss_of_margin(z, p.y).mean())
+    grad = r @ p.X / p.n
+    return value, grad, p.hessian(x, margins=z)
+
+
+def _solve_psd(H, b):
+    """Solve ``H v = b`` for a symmetric positive (semi)definite ``H`` (least squares if singular)."""
+    try:
+        return scipy.linalg.solve(H, b, assume_a="pos", check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        return np.linalg.lstsq(H, b, rcond=None)[0]
+
+
+def _newton_smooth(p: Problem, ridge: float) -> Optimum:
+    """Damped Newton on ``f(x) + ridge/2 ‖x‖²`` with Armijo backtracking."""
     x = np.zeros(p.d)
-    y = A @ x
-    u = np.zeros(A.shape[0])
-    for _ in range(20000):
-        for _ in range(50):  # Newton on f(x) + ρ/2‖Ax − y + u‖²
-            g = p.gradient(x) + rho * A.T @ (A @ x - y + u)
-            z = p.X @ x
-            s = expit(z) * expit(-z)
-            H = (p.X.T * s) @ p.X / p.n + rho * AtA
-            step = np.linalg.solve(H, g)
-            x = x - step
-            if np.linalg.norm(step) < 1e-14 * (1 + np.linalg.norm(x)):
-                break
-        y_old = y
-        y = soft_threshold(A @ x + u, p.lam / rho)
-        u = u + A @ x - y
-        r, s_ = np.linalg.norm(A @ x - y), rho * np.linalg.norm(A.T @ (y - y_old))
-        if r < 1e-11 and s_ < 1e-11:
+    value, grad, hess = _loss_parts(p, x)
+    F = value + 0.5 * ridge * x @ x
+    iterations = 0
+    for iterations in range(1, 201):
+        g = grad + ridge * x
+        step = _solve_psd(hess + ridge * np.eye(p.d), -g)
+        decrement = -(g @ step)  # Newton decrement λ(x)², F(x) − min of the quadratic model × 2
+        if not decrement > 1e-26 * max(1.0, abs(F)):
             break
-    return Optimum(x, float(p.objective(x)))
+        s = 1.0
+        while True:  # Armijo backtracking (a rounding-level slack lets the last steps through)
+            x_new = x + s * step
+            F_new = float(p.data_loss(x_new)) + 0.5 * ridge * x_new @ x_new
+            if F_new <= F - 0.25 * s * decrement + 4e-16 * abs(F) or s < 1e-10:
+                break
+            s *= 0.5
+        if s < 1e-10:
+            break
+        x = x_new
+        value, grad, hess = _loss_parts(p, x)
+        F = value + 0.5 * ridge * x @ x
+    residual = float(np.linalg.norm(grad + ridge * x))
+    return Optimum(x, float(p.objective(x)), iterations=iterations, residual=residual, hessians=iterations)
+
+
+def _abs_barrier(z, lam: float, mu: float):
+    """``h_μ(z) = min_t λt − μ log(t² − z²)`` elementwise, with its first two derivatives.
+
+    The minimiser is ``t* = (μ + S)/λ`` with ``S = √(μ² + λ²z²)``, so that
+    ``h = μ + S − μ log(2μ(μ + S)/λ²)``, ``h' = λ²z/(μ + S)``, ``h'' = λ²μ/(S(μ + S))``.
+    As μ → 0, ``h_μ(z) − const → λ|z|``: a smooth, strictly convex stand-in for the ℓ1 term.
+    """
+    S = np.sqrt(mu**2 + (lam * z) ** 2)
+    value = mu + S - mu * np.log(2 * mu * (mu + S) / lam**2)
+    return value, lam**2 * z / (mu + S), lam**2 * mu / (S * (mu + S))
+
+
+_HESSIAN_REFRESH = 0.05  # recompute ∇²f when a margin moved by more than this
+_MU_FACTOR = 0.02  # μ shrinks by this factor per centring stage
+
+
+def _barrier(p: Problem) -> Optimum:
+    """Log-barrier interior-point method for ``min f(x) + λ‖Ax‖₁`` (A = I for ℓ1).
+
+    The epigraph form ``min f(x) + λ Σ t  s.t. −t ≤ Ax ≤ t`` with barrier
+    ``φ_μ(x, t) = f(x) + λ Σ t − μ Σ log(t² − (Ax)²)`` is minimised over ``t`` in closed form
+    (:func:`_abs_barrier`), leaving the smooth, strictly convex ``ψ_μ(x) = f(x) + Σ_k h_μ((Ax)_k)``,
+    which damped Newton's method minimises for a decreasing sequence of μ (Boyd &
+    Vandenberghe 2004, Sec. 11.3; the central path of Koh, Kim & Boyd 2007). At the minimiser
+    of ``ψ_μ`` the dual point ``ν = h_μ'(Ax)`` is feasible (``|ν| < λ``) and the duality gap is
+    ``2mμ``; the loop stops when it is below ``1e-13 (1 + F(0))``.
+
+    Cost: the data enter through margins ``Xx``, kept up to date with one product ``X·step``
+    per Newton step (so the line search is free), one product ``rᵀX`` for the gradient, and
+    the Hessian of ``f``, recomputed only when some margin has moved by more than 0.05 since
+    the last one (the logistic curvature ``σ(z)σ(−z)`` then changed by a few %); in between,
+    the steps use a slightly stale ``∇²f`` and the exact barrier Hessian — still descent
+    directions for the Armijo search. Between stages a predictor step follows the tangent of
+    the central path. On Adult (n = 40,000, d = 104) this takes 35–60 Newton steps and 5–20
+    Hessians.
+    """
+    A = None if p.regularizer == "l1" else p.constraint_matrix  # None: A = I
+    m = p.d if A is None else A.shape[0]
+    lam = p.lam
+    X, y, n = p.X, p.y, p.n
+
+    def newton_system(hess, za, mu):
+        _, h1, h2 = _abs_barrier(za, lam, mu)
+        if A is None:
+            return h1, hess + np.diag(h2)
+        return A.T @ h1, hess + (A.T * h2) @ A
+
+    def psi(value, za, mu):
+        return value + _abs_barrier(za, lam, mu)[0].sum()
+
+    x = np.zeros(p.d)
+    zd = np.zeros(n)  # data margins X x
+    za = np.zeros(m)  # constraint values A x
+    value = float(p._loss_of_margin(zd, y).mean())
+    grad = p._dloss_of_margin(zd, y) @ X / n
+    hess, z_hess = p.hessian(x, margins=zd), zd.copy()
+    target = 1e-13 * (1.0 + abs(value))
+    mu = max(value, 1e-3) / (2 * m)  # initial duality gap ≈ F(0)
+    iterations = hessians = 1
+    while True:
+        current = psi(value, za, mu)
+        for _ in range(300):  # centring: damped Newton on ψ_μ
+            iterations += 1
+            g_barrier, H = newton_system(hess, za, mu)
+            g = grad + g_barrier
+            step = _solve_psd(H, -g)
+            decrement = -(g @ step)
+            if not decrement > 1e-26 * max(1.0, abs(current)):
+                break
+            dzd = X @ step
+            dza = step if A is None else A @ step
+            s = 1.0
+            while True:  # Armijo backtracking (a rounding-level slack lets the last steps through)
+                value_new = float(p._loss_of_margin(zd + s * dzd, y).mean())
+                trial = psi(value_new, za + s * dza, mu)
+                if trial <= current - 0.25 * s * decrement + 4e-16 * abs(current) or s < 1e-12:
+                    break
+                s *= 0.5
+            if s < 1e-12:
+                break
+            x = x + s * step
+            zd, za, value, current = zd + s * dzd, za + s * dza, value_new, trial
+            grad = p._dloss_of_margin(zd, y) @ X / n
+            if p.loss != "squared" and np.max(np.abs(zd - z_hess)) > _HESSIAN_REFRESH:
+                hess, z_hess = p.hessian(x, margins=zd), zd.copy()
+                hessians += 1
+            if decrement < 1e-20 * max(1.0, abs(current)):
+                break
+        zd, za = X @ x, (x if A is None else A @ x)  # drop the rounding the updates accumulated
+        if 2 * m * mu <= target:
+            break
+        mu_next = max(mu * _MU_FACTOR, target / (2 * m))
+        # predictor along the central path: H dx/dμ = −Aᵀ ∂h'/∂μ, with ∂h'/∂μ = −λ²z/(S(μ+S))
+        S = np.sqrt(mu**2 + (lam * za) ** 2)
+        dh1 = -(lam**2) * za / (S * (mu + S))
+        _, H = newton_system(hess, za, mu)
+        step = (mu_next - mu) * _solve_psd(H, -(dh1 if A is None else A.T @ dh1))
+        dzd, dza = X @ step, (step if A is None else A @ step)
+        value_new = float(p._loss_of_margin(zd + dzd, y).mean())
+        if psi(value_new, za + dza, mu_next) < psi(value, za, mu_next):  # keep it only if it helps
+            x, zd, za, value = x + step, zd + dzd, za + dza, value_new
+            grad = p._dloss_of_margin(zd, y) @ X / n
+        mu = mu_next
+    return Optimum(x, float(p.objective(x)), iterations=iterations, residual=2 * m * mu, hessians=hessians)
 
 
 # ---------------------------------------------------------------------- agents
@@ -369,12 +574,32 @@ class Agents:
         r = self.problem._dloss_of_margin(self.margins(W), self.y) * self.mask
         return np.matmul(r[:, None, :], self.X)[:, 0, :] / self.sizes[:, None]
 
+    def per_example_gradients(self, W) -> np.ndarray:
+        """Gradient of every local example at its agent's model: shape (N, m_max, d), zero on padding."""
+        r = self.problem._dloss_of_margin(self.margins(W), self.y) * self.mask
+        return r[:, :, None] * self.X
+
+    def hessian(self, W) -> np.ndarray:
+        """Hessian of each agent's mean local loss at ``W[i]``: shape (N, d, d).
+
+        For a vectorised Newton step on all agents at once, e.g.
+        ``np.linalg.solve(agents.hessian(W) + c·I, g[..., None])``.
+        """
+        c = self.problem._curvature_of_margin(self.margins(W)) * self.mask / self.sizes[:, None]
+        return np.matmul(np.swapaxes(self.X, 1, 2) * c[:, None, :], self.X)
+
 
 def make_agents(problem: Problem, owner) -> Agents:
     """Stack a problem's training data by agent; ``owner[j]`` is the agent that holds sample j."""
     owner = np.asarray(owner)
     if owner.shape != (problem.n,):
         raise ValueError(f"owner must have one entry per sample ({problem.n}), got shape {owner.shape}")
+    if not np.issubdtype(owner.dtype, np.integer):
+        if not (np.issubdtype(owner.dtype, np.floating) and np.all(owner == np.round(owner))):
+            raise ValueError(f"owner must hold whole agent indices 0 … N−1, got dtype {owner.dtype}")
+        owner = owner.astype(int)
+    if owner.min() < 0:
+        raise ValueError(f"owner must hold agent indices in [0, N−1], got {owner.min()}")
     n_agents = int(owner.max()) + 1
     sizes = np.bincount(owner, minlength=n_agents)
     if np.any(sizes == 0):
