@@ -90,3 +90,14 @@ def test_generated_files_are_ignored():
     ignored = (ROOT / ".gitignore").read_text().split()
     for entry in ("_build/", ".venv/", "__pycache__/", ".ipynb_checkpoints/"):
         assert entry in ignored
+
+
+def test_executed_notebooks_hide_run_settings_and_widget_outputs(fast_build):
+    for path in NOTEBOOKS:
+        nb = json.loads((build_book.STAGE / path.relative_to(ROOT)).read_text())
+        for cell in nb["cells"]:
+            tags = cell["metadata"].get("tags", [])
+            if {"parameters", "injected-parameters"} & set(tags):
+                assert "remove-cell" in tags, f"{path.name}: the run settings would show on the page"
+            for output in cell.get("outputs", []):
+                assert build_book.WIDGET_MIME not in output.get("data", {}), f"{path.name}: a widget output would show as text"

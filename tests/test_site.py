@@ -151,11 +151,11 @@ def test_moving_a_vega_lite_slider_changes_its_chart(site, server, browser):
         try:
             if not _wait_for_charts(visit.page):
                 continue
-            sliders = visit.page.locator(".dpadmm-vega input[type=range]")
-            if not sliders.count():
+            charts = visit.page.locator(".dpadmm-vega").filter(has=visit.page.locator("input[type=range]"))
+            if not charts.count():
                 continue
-            slider = sliders.first
-            chart = visit.page.locator(".dpadmm-vega", has=slider).first
+            chart = charts.first
+            slider = chart.locator("input[type=range]").first
             before = chart.locator("svg").first.inner_html()
             low, high, value = (float(slider.get_attribute(a) or 0) for a in ("min", "max", "value"))
             target = high if abs(value - high) > abs(value - low) else low

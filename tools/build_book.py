@@ -34,6 +34,8 @@ HTML = BUILD / "html"
 
 #: Seconds a single cell may run before the kernel is stopped (a hung widget fails fast).
 CELL_TIMEOUT = {"fast": 180, "full": 600}
+#: Output type of an ipywidget view (live panels, tqdm.auto progress bars).
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Seconds the kernel may take to start.
 KERNEL_START_TIMEOUT = 60
 
@@ -117,13 +119,20 @@ def execute_notebook(source: Path, target: Path, mode: str) -> NotebookRun:
 
 
 def _strip_widget_state(path: Path) -> None:
-    """Drop saved ipywidget state: the static site shows no live widget (it would need a kernel),
-    and without the state MyST-NB does not pull widget JavaScript from a CDN."""
+    """Make an executed notebook fit for the static site.
+
+    * Drop saved ipywidget state and every widget output (live panels, tqdm bars): they need a
+      kernel, and without the state MyST-NB does not pull widget JavaScript from a CDN.
+    * Hide the ``parameters`` cell and papermill's injected one: run settings, not content.
+    """
     nb = json.loads(path.read_text())
     nb.get("metadata", {}).pop("widgets", None)
     for cell in nb["cells"]:
-        for output in cell.get("outputs", []):
-            output.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
+            tags.append("remove-cell")
+        if "outputs" in cell:
+            cell["outputs"] = [o for o in cell["outputs"] if WIDGET_MIME not in o.get("data", {})]
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
 
 
