@@ -219,7 +219,19 @@ class LivePanel(w.VBox):
 
 
 def _display_data(obj) -> dict:
-    """The ``display_data`` output of ``obj`` with the active renderer (as IPython would show it)."""
+    """The ``display_data`` output of ``obj`` with the active renderer (as IPython would show it).
+
+    Altair charts take the path of ``Chart._repr_mimebundle_`` but skip the JSON-schema
+    validation of the spec (the library's chart builders are tested; validation would be half
+    of the re-render time of a live panel).
+    """
+    import altair as alt
+
+    if isinstance(obj, alt.TopLevelMixin):
+        spec = obj.to_dict(context={"pre_transform": False}, validate=False)
+        bundle = alt.renderers.get()(spec)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        return {"output_type": "display_data", "data": data, "metadata": metadata}
     from IPython.core.interactiveshell import InteractiveShell
 
     data, metadata = InteractiveShell.instance().display_formatter.format(obj)

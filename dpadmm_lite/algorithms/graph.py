@@ -34,7 +34,9 @@ sizes, the paper's unweighted (2) would solve an agent-weighted problem instead.
 so an iteration is one sparse product for the neighbour sums, N independent local problems
 solved together, and one sparse product for the duals. No Python loop over agents or samples.
 
-**The local problems (10)** are solved exactly (to ``inner_tol``), warm-started at ``F(t)``:
+**The local problems (10)** are solved exactly (to ``inner_tol``), all agents at once, warm-started
+at the extrapolation ``2F(t) − F(t−1)`` (the exact minimiser does not depend on the start; the
+extrapolated one saves about a quarter of the inner steps):
 
 * ℓ2 (``r = ½‖f‖²``, smooth): Newton's method with a fixed curvature bound. For the squared loss
   ``∇²h_p = X_pᵀX_p/m_p`` is constant and one Newton step is exact. For the logistic loss the
@@ -72,7 +74,7 @@ from ..problems import Agents, Problem, make_agents, soft_threshold
 from ..registry import register
 from ..trace import Trace, from_iterates
 
-__all__ = ["admm_graph", "LocalData", "local_data", "solve_local", "consensus_violation"]
+__all__ = ["admm_graph", "LocalData", "local_data", "LocalSolver", "consensus_violation"]
 
 
 # ---------------------------------------------------------------------- per-agent data, cached
@@ -86,17 +88,21 @@ class LocalData:
         The stacked ``(N, m_max, d)`` data (:func:`~dpadmm_lite.problems.make_agents`).
     weights
         ``w_p = N m_p / n``, so that ``Σ_p w_p h_p = N f``.
-    curvature_vectors, curvature_values
-        Eigen-decomposition ``V_p diag(e_p) V_pᵀ`` of ``κ X_pᵀX_p/m_p`` (κ = 1 squared loss,
-        ¼ logistic: the Hessian, or its Böhning bound).
+    curvature
+        ``κ X_pᵀX_p/m_p`` per agent, ``(N, d, d)`` (κ = 1 squared loss: the Hessian of ``h_p``;
+        κ = ¼ logistic: Böhning's bound on it).
+    curvature_values, curvature_vectors
+        Its eigen-decomposition ``V_p diag(e_p) V_pᵀ``, so that ``(w_p κ X_pᵀX_p/m_p + s I)⁻¹``
+        costs one batched product for any shift ``s`` (any ρ).
     linear
-        Squared loss only: ``X_pᵀ y_p / m_p`` so that ``∇h_p(f) = X_pᵀX_p f/m_p − linear``.
+        Squared loss only: ``X_pᵀ y_p / m_p``, so that ``∇h_p(f) = X_pᵀX_p f/m_p − linear``.
     """
 
     agents: Agents
     weights: np.ndarray
-    curvature_vectors: np.ndarray
+    curvature: np.ndarray
     curvature_values: np.ndarray
+    curvature_vectors: np.ndarray
     linear: np.ndarray | None
 
     @property
@@ -106,9 +112,14 @@ class LocalData:
     def gradient(self, F) -> np.ndarray:
         """``∇h_p(F[p])`` for every agent: (N, d). Squared loss: from the Gram matrices, no data pass."""
         if self.linear is not None:
-            V, e = self.curvature_vectors, self.curvature_values
-            return _apply(V, e, F) - self.linear
+            return np.matmul(self.curvature, F[:, :, None])[:, :, 0] - self.linear
         return self.agents.gradient(F)
+
+    def inverse(self, shift) -> np.ndarray:
+        """``(w_p · curvature_p + shift_p I)⁻¹`` for every agent, ``(N, d, d)``."""
+        V = self.curvature_vectors
+        scale = 1.0 / (self.weights[:, None] * self.curvature_values + np.asarray(shift)[:, None])
+        return np.matmul(V * scale[:, None, :], V.transpose(0, 2, 1))
 
 
 _CACHE: "weakref.WeakKeyDictionary[Problem, dict]" = weakref.WeakKeyDictionary()
@@ -123,34 +134,27 @@ def local_data(problem: Problem, owner) -> LocalData:
         return per_problem[key]
     agents = make_agents(problem, owner)
     X = agents.X
-    gram = np.matmul(X.transpose(0, 2, 1), X) / agents.sizes[:, None, None]  # X_pᵀX_p/m_p, (N, d, d)
     kappa = 1.0 if problem.loss == "squared" else 0.25  # Hessian (squared), Böhning bound (logistic)
-    e, V = np.linalg.eigh(kappa * gram)
-    e = np.maximum(e, 0.0)
+    curvature = kappa * np.matmul(X.transpose(0, 2, 1), X) / agents.sizes[:, None, None]  # κ X_pᵀX_p/m_p
+    e, V = np.linalg.eigh(curvature)
     linear = None
     if problem.loss == "squared":
         linear = np.matmul((agents.y * agents.mask)[:, None, :], X)[:, 0, :] / agents.sizes[:, None]
-    data = LocalData(agents, agents.n_agents * agents.sizes / problem.n, V, e, linear)
+    data = LocalData(agents, agents.n_agents * agents.sizes / problem.n, curvature, np.maximum(e, 0.0), V, linear)
     if len(per_problem) >= 4:  # a handful of splits per problem is plenty (live panels, sweeps)
         per_problem.pop(next(iter(per_problem)))
     per_problem[key] = data
     return data
 
 
-def _apply(V, e, G, shift=None, inverse=False):
-    """``V diag(e + shift) Vᵀ g`` (or its inverse) for every agent's row ``g`` of ``G``."""
-    s = e if shift is None else e * shift[0][:, None] + shift[1][:, None]
-    c = np.matmul(G[:, None, :], V)[:, 0, :]  # Vᵀ g
-    c = c / s if inverse else c * s
-    return np.matmul(V, c[:, :, None])[:, :, 0]
-
-
 # ---------------------------------------------------------------------- the local problems (10)
-def solve_local(data: LocalData, lam: float, regularizer: str, b, c, F0, *, inner_tol: float = 1e-9,
-                max_inner: int = 100) -> tuple[np.ndarray, int]:
-    """Solve ``min_f w_p h_p(f) + λ r(f) + bᵀ_p f + (c_p/2)‖f‖²`` for every agent ``p`` at once.
+class LocalSolver:
+    """Solve ``min_f w_p h_p(f) + λ r(f) + b_pᵀ f + (c_p/2)‖f‖²`` for every agent ``p`` at once.
 
-    This is (10): with ``c_p = 2ρD_p`` and ``b_p`` as in the module notes it is ``argmin L_p^N``.
+    With ``c_p = 2ρD_p`` and ``b_p`` as in the module notes this is (10), ``argmin L_p^N``.
+    What depends only on ``c`` (the Newton matrix, the FISTA step and momentum) is computed once,
+    here; each call takes the linear terms ``b`` ``(N, d)`` and a warm start ``F0`` ``(N, d)`` and
+    returns the minimisers and the number of inner steps.
 
     Parameters
     ----------
@@ -158,43 +162,50 @@ def solve_local(data: LocalData, lam: float, regularizer: str, b, c, F0, *, inne
         :func:`local_data` of the problem.
     lam, regularizer
         λ and ``"l1"`` or ``"l2"``.
-    b, c
-        Linear terms ``(N, d)`` and quadratic weights ``(N,)``.
-    F0
-        Warm start ``(N, d)``.
-
-    Returns
-    -------
-    F, steps
-        The minimisers ``(N, d)`` and the number of inner steps taken.
+    c
+        Quadratic weights ``(N,)``, all > 0.
+    inner_tol, max_inner
+        Stop when every agent's (proximal-)gradient norm (max-norm) is ≤ ``inner_tol``, or after
+        ``max_inner`` steps.
     """
-    w = data.weights
-    V, e = data.curvature_vectors, data.curvature_values
-    if regularizer == "l2":
-        # Newton with the (bounded) Hessian P_p = w_p κ X_pᵀX_p/m_p + (λ + c_p) I
-        F = F0.copy()
-        for step in range(max_inner + 1):
-            g = w[:, None] * data.gradient(F) + (lam + c)[:, None] * F + b  # ∇L_p^N
-            if step == max_inner or np.abs(g).max() <= inner_tol:
-                return F, step
-            F = F - _apply(V, e, g, shift=(w, lam + c), inverse=True)
-            if data.linear is not None:  # squared loss: the Newton step is exact
-                return F, step + 1
-        return F, max_inner  # pragma: no cover
-    # ℓ1: FISTA on the (c_p)-strongly convex smooth part, prox = soft-threshold
-    L = w * e[:, -1] + c
-    mu = np.maximum(c, 1e-12 * L)
-    beta = ((np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu)))[:, None]
-    X, Y = F0.copy(), F0.copy()
-    for step in range(1, max_inner + 1):
-        grad = w[:, None] * data.gradient(Y) + c[:, None] * Y + b
-        X_new = soft_threshold(Y - grad / L[:, None], lam / L[:, None])
-        residual = np.abs(L[:, None] * (Y - X_new)).max()  # gradient-mapping norm at Y
-        Y = X_new + beta * (X_new - X)
-        X = X_new
-        if residual <= inner_tol:
-            return X, step
-    return X, max_inner
+
+    def __init__(self, data: LocalData, lam: float, regularizer: str, c, *, inner_tol: float = 1e-9,
+                 max_inner: int = 100):
+        self.data, self.lam, self.regularizer = data, lam, regularizer
+        self.c = np.asarray(c, dtype=float)
+        self.inner_tol, self.max_inner = inner_tol, max_inner
+        w = data.weights
+        if regularizer == "l2":
+            # Newton matrix P_p = w_p κ X_pᵀX_p/m_p + (λ + c_p) I (the Hessian for the squared loss)
+            self.newton_inverse = data.inverse(lam + self.c)
+        else:
+            self.L = w * data.curvature_values[:, -1] + self.c  # smoothness of the smooth part
+            mu = np.maximum(self.c, 1e-12 * self.L)  # its strong convexity (the ρ-term)
+            self.momentum = ((np.sqrt(self.L) - np.sqrt(mu)) / (np.sqrt(self.L) + np.sqrt(mu)))[:, None]
+
+    def __call__(self, b, F0) -> tuple[np.ndarray, int]:
+        data, lam, c, w = self.data, self.lam, self.c, self.data.weights
+        if self.regularizer == "l2":
+            F = F0.copy()
+            for step in range(self.max_inner + 1):
+                g = w[:, None] * data.gradient(F) + (lam + c)[:, None] * F + b  # ∇L_p^N(f)
+                if step == self.max_inner or np.abs(g).max() <= self.inner_tol:
+                    return F, step
+                F = F - np.matmul(self.newton_inverse, g[:, :, None])[:, :, 0]  # Newton step
+                if data.linear is not None:  # squared loss: the Newton step is exact
+                    return F, step + 1
+        # ℓ1: FISTA on the (c_p)-strongly convex smooth part, prox = soft-thresholding
+        L = self.L[:, None]
+        X, Y = F0.copy(), F0.copy()
+        for step in range(1, self.max_inner + 1):
+            grad = w[:, None] * data.gradient(Y) + c[:, None] * Y + b
+            X_new = soft_threshold(Y - grad / L, lam / L)
+            residual = np.abs(L * (Y - X_new)).max()  # gradient-mapping norm at Y
+            Y = X_new + self.momentum * (X_new - X)
+            X = X_new
+            if residual <= self.inner_tol:
+                return X, step
+        return X, self.max_inner
 
 
 def consensus_violation(F) -> np.ndarray:
@@ -294,7 +305,9 @@ def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e
     Adj, Lap = graph.adjacency, graph.laplacian
     D = graph.degrees.astype(float)
     c = 2.0 * rho * D  # the ρ D_p ‖f‖² term of (9), as (c_p/2)‖f‖²
+    solve = LocalSolver(data, problem.lam, problem.regularizer, c, inner_tol=inner_tol, max_inner=max_inner)
     F = np.zeros((N, problem.d))  # f_p(0) (the paper: random; see the module notes)
+    F_previous = F
     Lam = np.zeros((N, problem.d))  # λ_p(0) = 0
     averages = np.empty((T, problem.d))
     violation = np.empty(T)
@@ -302,8 +315,8 @@ def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e
     change = np.empty(T)
     for t in range(T):
         b = 2.0 * Lam - rho * (D[:, None] * F + Adj @ F)  # (9): 2λ_p + ρ-term's linear part
-        F_new, steps = solve_local(data, problem.lam, problem.regularizer, b, c, F,  # (10)
-                                   inner_tol=inner_tol, max_inner=max_inner)
+        F_new, steps = solve(b, 2.0 * F - F_previous)  # (10), warm-started by extrapolation
+        F_previous = F
         Lam = Lam + 0.5 * rho * (Lap @ F_new)  # (11)
         change[t] = rho * np.sqrt(((F_new - F) ** 2).sum(axis=1).mean())
         F = F_new
