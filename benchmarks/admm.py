@@ -58,8 +58,8 @@ def chapter_compute(problem):
     def compute(v):
         trace = dl.run("admm_graph", problem, rho=v["rho"], iterations=v["iterations"], topology=v["topology"],
                        n_agents=v["n_agents"])
-        chart = alt.hconcat(dl.viz.objective_gap(trace, width=250, height=180),
-                            dl.viz.consensus(trace, width=250, height=180))
+        chart = alt.hconcat(dl.viz.objective_gap(trace, width=240, height=180),
+                            dl.viz.consensus(trace, width=240, height=180))
         return chart, trace.summary()
 
     return compute

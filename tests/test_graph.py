@@ -189,3 +189,23 @@ def test_the_cache_returns_the_same_local_data_for_the_same_split(logistic_l2):
     assert graph.local_data(logistic_l2, owner) is graph.local_data(logistic_l2, owner.copy())
     other = datasets.split(logistic_l2.n, 4, seed=1)
     assert graph.local_data(logistic_l2, other) is not graph.local_data(logistic_l2, owner)
+
+
+# ---------------------------------------------------------------------- the chapter's exercises
+def test_the_chapter_solutions_pass_their_checks(capsys):
+    from dpadmm_lite.exercises import admm as ex
+
+    x, u, lam, rho = ex.y_update_data()
+    assert ex.check_y_update(np.sign(x + u) * np.maximum(np.abs(x + u) - lam / rho, 0.0))  # solution 1
+    assert np.sum(ex.expected_y_update() == 0) >= 1 and np.sum(ex.expected_y_update() != 0) >= 1
+    assert not ex.check_y_update(x + u)
+    G, F, V, rho = ex.dual_update_data()
+    loop = V.copy()
+    for i in range(6):  # (11) agent by agent
+        loop[i] += rho / 2 * sum(F[i] - F[j] for j in G.neighbors(i))
+    assert ex.check_dual_update(V + rho / 2 * (G.laplacian @ F)) and np.allclose(ex.expected_dual_update(), loop)
+    G = topology.make("grid", 16)
+    assert ex.check_algebraic_connectivity(np.linalg.eigvalsh(G.laplacian.toarray())[1])
+    assert ex.expected_algebraic_connectivity("ring", 16) == pytest.approx(2 - 2 * np.cos(2 * np.pi / 16))
+    assert not ex.check_algebraic_connectivity(...)
+    assert "not answered yet" in capsys.readouterr().out
