@@ -91,3 +91,15 @@ def test_topology_chart_has_one_segment_per_edge_and_one_dot_per_agent():
     assert edge_rows[0]["x"] == pytest.approx(1.0) and edge_rows[0]["x2"] == pytest.approx(np.cos(angles[1]))
     with pytest.raises(ValueError, match="values"):
         viz.topology_chart(ring, values=[1, 2])
+
+
+def test_topology_chart_of_a_real_grid():
+    from dpadmm_lite import topology
+
+    g = topology.make("grid", 9)
+    spec = viz.topology_chart(g).to_dict()
+    edges_layer, nodes_layer = spec["layer"]
+    edge_rows = spec["datasets"][edges_layer["data"]["name"]]
+    node_rows = spec["datasets"][nodes_layer["data"]["name"]]
+    assert len(edge_rows) == g.n_edges == 12 and len(node_rows) == 9
+    assert sorted(r["degree"] for r in node_rows) == sorted(g.degrees.tolist())
