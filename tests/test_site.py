@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 import build_book
 
@@ -68,6 +69,9 @@ def browser():
         b.close()
 
 
+MATHJAX_DONE = "() => window.MathJax && MathJax.startup ? MathJax.startup.promise.then(() => true) : true"
+
+
 class PageVisit:
     """One page opened with off-host requests blocked and console errors collected."""
 
@@ -80,7 +84,16 @@ class PageVisit:
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.goto(url, wait_until="load")
-        self.page.wait_for_load_state("networkidle")
+        # MathJax typesets after load; wait for it, so its font requests are checked too. A page
+        # that redirects (index.html) destroys the first context: wait for the next page.
+        for _ in range(3):
+            try:
+                self.page.evaluate(MATHJAX_DONE)
+                break
+            except PlaywrightError as exc:
+                if "context was destroyed" not in str(exc):
+                    raise
+                self.page.wait_for_load_state("load")
 
     def _route(self, route):
         url = route.request.url
@@ -120,6 +133,7 @@ def test_every_page_loads_offline_with_clean_console_and_drawn_charts(site, serv
                 charts += _wait_for_charts(visit.page)
             except Exception as exc:  # a chart that never drew
                 problems.append(f"{rel}: charts did not all draw ({exc.__class__.__name__})")
+            visit.page.wait_for_timeout(300)  # late console errors (a missing resource) still count
             broken = visit.page.locator(".dpadmm-vega:has-text('could not be drawn')").count()
             if broken:
                 problems.append(f"{rel}: {broken} chart(s) failed to draw")

@@ -112,7 +112,7 @@ def sweep_chart(
         captions.append(f"'{label} = ' + {name}")
 
     x_enc = alt.X(f"{x}:Q", title=titles.get(x, x), scale=alt.Scale(type="log" if log_x else "linear"))
-    y_enc = alt.Y(f"{y}:Q", title=titles.get(y, y), scale=alt.Scale(type="log" if log_y else "linear", zero=False))
+    y_enc = alt.Y(f"{y}:Q", title=titles.get(y, y), scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False))
     color_enc = alt.Color(f"{color}:N", title=titles.get(color, color)) if color else alt.Undefined
     tooltip = [c for c in [x, y, color, *sliders, *selects] if c]
 
