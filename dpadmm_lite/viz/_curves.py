@@ -87,7 +87,7 @@ def convergence(traces, metric: str = "objective_gap", *, log_y: bool = True, x:
     y_title = METRIC_TITLES.get(metric, metric.replace("_", " "))
     chart = alt.Chart(frame, width=width, height=height).mark_line().encode(
         x=alt.X(f"{x}:Q", title=X_TITLES[x]),
-        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log" if log_y else "linear", zero=False)),
+        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
         color=alt.Color("run:N", title="run"),
         tooltip=[alt.Tooltip("run:N"), alt.Tooltip("iteration:Q", title="k"),
                  alt.Tooltip("time:Q", title="time (s)", format=".3g"),
