@@ -57,7 +57,7 @@ def test_time_axis_spreads_wall_time_over_iterations():
 def test_accuracy_and_consensus_charts():
     t = _trace("admm_graph", [1, 0.1], accuracy=[0.7, 0.8], consensus=[0.3, 0.03])
     acc = viz.accuracy(t).to_dict()
-    assert acc["encoding"]["y"]["scale"]["type"] == "linear" and acc["encoding"]["y"]["title"] == "test accuracy"
+    assert acc["encoding"]["y"]["scale"].get("type", "linear") == "linear" and acc["encoding"]["y"]["title"] == "test accuracy"
     assert [r["value"] for r in _values(acc)] == [0.7, 0.8]
     cons = viz.consensus(t).to_dict()
     assert cons["encoding"]["y"]["scale"]["type"] == "log" and "consensus" in cons["encoding"]["y"]["title"]
