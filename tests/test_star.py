@@ -364,3 +364,19 @@ def test_extreme_slider_values_stay_finite(small, name, reg):
         for key, series in tr.series().items():
             assert np.all(np.isfinite(series)), f"{name} ρ={rho} T={T}: {key} has NaN/inf"
         assert np.all(np.isfinite(tr.model))
+
+
+def test_chapter_exercise_checks_accept_the_answer_and_nothing_else(capsys):
+    from dpadmm_lite.exercises import huang2019 as ex
+
+    assert ex.check_agent_update(ex.expected_agent_update())
+    assert not ex.check_agent_update(ex.expected_agent_update() + 1e-3)
+    assert ex.check_sigma(ex.expected_sigma()) and not ex.check_sigma(...)
+    v = ex.sigma_data()  # eq. (14) written out
+    sigma = 2 * v["lipschitz"] * np.sqrt(2 * np.log(1.25 / v["delta"])) / (v["sizes"] * v["epsilon"] * (v["rho"] + 1 / v["eta"]))
+    assert ex.check_sigma(sigma)
+    t = ex.expected_max_iterations()
+    z = accounting.huang2019_noise_multiplier(0.1, 1e-5)
+    assert accounting.gaussian_epsilon(z, t, 1e-5) <= 1.0 < accounting.gaussian_epsilon(z, t + 1, 1e-5)
+    assert ex.check_max_iterations(t) and not ex.check_max_iterations(t + 1) and not ex.check_max_iterations(None)
+    assert "not answered yet" in capsys.readouterr().out
