@@ -284,3 +284,18 @@ def test_registered_and_described():
     for name in ("dp_admm", "dp_acc_admm", "admm_linearized", "acc_admm"):
         assert name in table.index
     assert table.loc["dp_admm", "private"] and not table.loc["acc_admm", "private"]
+
+
+# ---------------------------------------------------------------------- chapter exercises
+def test_exercise_checks_accept_the_solutions_and_reject_wrong_answers(capsys):
+    from dpadmm_lite.exercises import xu2020 as ex
+
+    problem, rho, eta, gamma = ex.x_update_data()
+    A = problem.constraint_matrix
+    x0 = np.zeros(problem.d)
+    u0 = -np.linalg.pinv(A.T) @ problem.gradient(x0) / rho  # the solution printed in the chapter
+    y1 = problem.prox_g(A @ x0 + u0, 1 / rho)
+    x1 = x0 - eta / gamma * (problem.gradient(x0) + rho * A.T @ (A @ x0 - y1 + u0))
+    assert ex.check_x_update(x1) and not ex.check_x_update(1.01 * x1) and not ex.check_x_update(...)
+    assert ex.check_sigma_ratio(1.5) and not ex.check_sigma_ratio(3.0)
+    assert "not answered yet" in capsys.readouterr().out
