@@ -12,8 +12,11 @@ exactly ``N·F``; with unequal ``m_i`` it is the paper's agent-weighted problem 
 is not the sample-weighted ``problem.reference_optimum()`` (the trace still measures ``F``).
 
 Every agent is a row of a stacked array: local models ``W`` and duals ``G`` are ``(N, d)``, the
-data are :func:`~dpadmm_lite.problems.make_agents`' zero-padded ``(N, m_max, d)``, and no update
-loops over agents or samples (only over iterations).
+data are :func:`~dpadmm_lite.problems.make_agents`' zero-padded ``(N, m_max, d)`` (products with
+batched ``matmul``; for sparse features such as Adult's one-hot columns, with one block-diagonal
+sparse matrix), and no update loops over agents or samples (only over iterations). The stacked
+data of the last deal are kept on the problem, so a live panel that re-runs with the same agents
+does not restack them.
 
 ==================  ==========================================================  ===================
 name                update of agent i at iteration k                            noise
@@ -43,11 +46,13 @@ Where this module departs from, or has to read into, the papers (each is said ag
 docstrings):
 
 * **Exact local minimisation** (Alg. 1/2, line 4). The paper does not say how it is solved. For
-  ℓ2 we run batched damped Newton on the stacked smooth subproblems (one ``(N, d, d)`` Hessian
-  solve per step, Armijo backtracking per agent); for ℓ1 batched accelerated proximal gradient
-  (FISTA with the strong-convexity momentum of the ρ-term, step ``1/L_i`` from each agent's Gram
-  matrix). Both are warm-started at the agent's previous model and stop when every agent's
-  (proximal-)gradient norm is below ``inner_tol``.
+  ℓ2 we run batched damped (chord-)Newton on the stacked smooth subproblems: one ``(N, d, d)``
+  batch of Hessians, formed in single precision and Cholesky-factored, preconditions the steps
+  and is reused while it still contracts the gradients; Armijo backtracking per agent; the
+  gradients are exact, so the solution keeps double precision. For ℓ1, batched accelerated
+  proximal gradient (FISTA with the strong-convexity momentum of the ρ-term, step ``1/L_i`` from
+  each agent's Gram matrix). Both are warm-started at the agent's previous model and stop when
+  every agent's (proximal-)gradient norm is below ``inner_tol``.
 * **Theorem 3's step** (eq. 29) has ``(c₁ + λc₂/n)²``; Sec. VI-E writes ``(1 + 10⁻⁶√104/n)²``
   with an extra ``/n``. We follow the theorem (the difference is below 1e-7).
 * **Augmented objective** of Sec. VI-D, ``Σ_i (f_i(w̃_i^k) + ρ‖w̃_i^k − w̄^k‖)``: the paper does
@@ -548,9 +553,9 @@ def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
     also the book's consensus ADMM over a star (Boyd et al. 2011, Sec. 7.1): with equal local
     sizes it converges to ``problem.reference_optimum()``. ``epsilon`` must be ``math.inf``.
 
-    The local problems are solved for all agents at once: batched damped Newton for ℓ2, batched
-    FISTA for ℓ1, warm-started, until every agent's (proximal-)gradient norm is ≤ ``inner_tol``
-    or ``max_inner`` inner steps.
+    The local problems are solved for all agents at once: batched damped (chord-)Newton for ℓ2,
+    batched FISTA for ℓ1, warm-started, until every agent's (proximal-)gradient norm is
+    ≤ ``inner_tol`` or ``max_inner`` inner steps (``Trace.noise`` is empty: no noise).
     """
     if not math.isinf(check.epsilon(epsilon)):
         raise ValueError(f"epsilon must be ∞ (math.inf) for the non-private 'admm_star', got {epsilon!r}; "
