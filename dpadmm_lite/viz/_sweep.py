@@ -121,7 +121,8 @@ def sweep_chart(
         base = base.transform_filter(expression)
     layers = []
     if band:
-        layers.append(base.mark_area(opacity=0.18).encode(x=x_enc, y=f"{band[0]}:Q", y2=f"{band[1]}:Q", color=color_enc))
+        band_color = alt.Color(f"{color}:N", legend=None) if color else alt.Undefined  # the lines carry the legend
+        layers.append(base.mark_area(opacity=0.18).encode(x=x_enc, y=f"{band[0]}:Q", y2=f"{band[1]}:Q", color=band_color))
     layers.append(base.mark_line(point=True).encode(x=x_enc, y=y_enc, color=color_enc, tooltip=tooltip))
     if captions:
         caption = (
@@ -132,6 +133,8 @@ def sweep_chart(
         )
         layers.append(caption)
     chart = alt.layer(*layers).add_params(*params)
+    if band and color:  # one legend, drawn from the lines (not the pale bands)
+        chart = chart.resolve_legend(color="independent")
     if title:
         chart = chart.properties(title=title)
     return chart
