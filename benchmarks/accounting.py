@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 import math
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's fractional-order warnings
 
 import dp_accounting as dpa  # noqa: E402
@@ -29,19 +29,11 @@ from dp_accounting.pld import privacy_loss_distribution as dp_pld  # noqa: E402
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp  # noqa: E402
 
 from dpadmm_lite import accounting as acc  # noqa: E402
+from _timing import best_time  # noqa: E402
 
 DELTA = 1e-5
 GRID = [(z, T, q) for z in (0.7, 1.0, 2.0, 5.0) for T in (1, 50, 1000) for q in (1.0, 0.1, 0.01)]
 
-
-def best_time(f, repeat: int = 7) -> float:
-    f()  # warm caches
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def event(z, q):

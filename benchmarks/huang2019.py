@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import altair as alt  # noqa: E402
 import numpy as np  # noqa: E402
@@ -35,18 +36,10 @@ import scipy.sparse  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import dpadmm_lite as dl  # noqa: E402
+from _timing import best_time  # noqa: E402
 
 N_AGENTS, T, RHO, LAM = 100, 100, 0.1, 1e-6  # Sec. VI-C: t = 100, ρ = 0.1, λ/n = 1e-6
 
-
-def best_time(f, repeat: int = 5) -> float:
-    f()  # warm caches
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:
