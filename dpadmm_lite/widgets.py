@@ -31,11 +31,12 @@ from typing import Any
 import ipywidgets as w
 
 from . import _validate as check
+from . import topology
 
 __all__ = ["live", "LivePanel", "TOPOLOGIES"]
 
 #: The topology names offered by the drop-down (those of :func:`dpadmm_lite.topology.make`).
-TOPOLOGIES = ("star", "ring", "grid", "complete", "erdos_renyi", "small_world")
+TOPOLOGIES = topology.NAMES
 
 #: Slider ranges: (min, max) of the value (log sliders: of the value itself, not its log).
 RANGES = {
@@ -49,16 +50,6 @@ RANGES = {
 
 _STYLE = {"description_width": "110px"}
 _LAYOUT = {"width": "420px"}
-
-
-def _topology_names() -> tuple[str, ...]:
-    try:  # the data helper's module is the single source of truth when it lists its names
-        from . import topology
-
-        names = getattr(topology, "NAMES", None) or getattr(topology, "TOPOLOGIES", None)
-        return tuple(names) if names else TOPOLOGIES
-    except ImportError:  # pragma: no cover - topology module not there yet
-        return TOPOLOGIES
 
 
 def _log_slider(description: str, value: float, lo: float, hi: float, step: float, fmt: str) -> w.FloatLogSlider:
@@ -318,7 +309,7 @@ def live(
         if given(topology):
             controls["topology"] = topology
         else:
-            names = _topology_names()
+            names = TOPOLOGIES
             check.choice("topology", topology, names)
             controls["topology"] = w.Dropdown(options=list(names), value=topology, description="topology G",
                                               style=_STYLE)
