@@ -85,14 +85,6 @@ def test_sweep_chart_binds_log_slider_linear_slider_and_select():
     assert top["bind"]["input"] == "select" and top["bind"]["options"] == ["ring", "star"]
 
 
-def _render_filtered(chart) -> list[dict]:
-    """Compile with vl-convert and evaluate the filters for the chart's initial parameter values."""
-    spec = chart.to_dict()
-    data = spec["datasets"][next(iter(spec["datasets"]))]
-    vg = vl_convert.vegalite_to_vega(json.dumps(spec))
-    return data, vg
-
-
 def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
     frame = _frame()
     chart = dl.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon", "rho"],
@@ -106,7 +98,7 @@ def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
     data = pd.DataFrame(spec["datasets"][spec["layer"][0]["data"]["name"]])
     keep = np.ones(len(data), bool)
     for expr in filters:
-        py = expr.replace("datum[", "data[").replace("abs(", "np.abs(").replace("==", "==")
+        py = expr.replace("datum[", "data[").replace("abs(", "np.abs(")
         keep &= np.asarray(eval(py, {"np": np, "data": data, **env}))
     chosen = data[keep]
     assert len(chosen) == 3 * 2  # 3 iterations x 2 algorithms

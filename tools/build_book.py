@@ -112,13 +112,13 @@ def execute_notebook(source: Path, target: Path, mode: str) -> NotebookRun:
             progress_bar=False,
             request_save_on_cell_execute=False,
         )
-        _strip_widget_state(target)
+        _prepare_for_site(target)
         return NotebookRun(rel, True, time.perf_counter() - start)
     except Exception as exc:  # the report names the notebook, the cell and the error
         return NotebookRun(rel, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"[-4000:])
 
 
-def _strip_widget_state(path: Path) -> None:
+def _prepare_for_site(path: Path) -> None:
     """Make an executed notebook fit for the static site.
 
     * Drop saved ipywidget state and every widget output (live panels, tqdm bars): they need a
