@@ -5,7 +5,8 @@ The names a chapter uses::
     import dpadmm_lite as dl
     problem = dl.problems.logistic(X, y, lam=1e-3)
     trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=100, seed=0)
-    dl.algorithms()          # every registered algorithm
+    dl.algorithms()          # the names of every registered algorithm ("dp_admm" in dl.algorithms())
+    dl.algorithm_table()     # the same as a table: paper, private, setting, description
 
 Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``,
 ``dl.mechanisms``, ``dl.smoothing``, ``dl.viz``, ``dl.widgets``, ``dl.sweep``,
@@ -15,17 +16,18 @@ Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``
 import importlib
 
 from . import algorithms as _algorithm_modules  # noqa: F401  (imports register every algorithm)
-from .registry import algorithms, run  # the function deliberately takes the subpackage's name
-from .trace import PrivacyEvent, PrivacyGuarantee, Trace
+from .registry import algorithm_table, algorithms, run  # `algorithms` deliberately takes the subpackage's name
+from .privacy import PrivacyEvent, PrivacyGuarantee
+from .trace import Trace
 
 __version__ = "0.1.0"
 
 _SUBMODULES = {
     "problems", "datasets", "topology", "accounting", "mechanisms", "smoothing",
-    "viz", "widgets", "sweep", "exercises", "trace", "registry",
+    "viz", "widgets", "sweep", "exercises", "trace", "registry", "privacy",
 }
 
-__all__ = ["run", "algorithms", "Trace", "PrivacyEvent", "PrivacyGuarantee", *sorted(_SUBMODULES)]
+__all__ = ["run", "algorithms", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee", *sorted(_SUBMODULES)]
 
 
 def __getattr__(name):

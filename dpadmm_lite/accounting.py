@@ -39,6 +39,7 @@ Public surface
 ``gdp_epsilon``, ``advanced_composition``, ``basic_composition``, ``composition_epsilons``,
 ``noise_for_budget``, ``gaussian_rdp``, ``sampled_gaussian_rdp``,
 ``laplace_rdp``, ``rdp_to_epsilon``, ``ledger_rdp``, ``ledger_epsilon``, ``ledger_guarantee``,
+``calibrate_ledger``,
 and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
 ``liu2022_*``, ``zhang2017_*``.
 """
@@ -53,7 +54,7 @@ import numpy as np
 from scipy import optimize, special
 
 from . import _validate as check
-from .trace import PrivacyEvent, PrivacyGuarantee
+from .privacy import PrivacyEvent, PrivacyGuarantee
 
 __all__ = [
     "ORDERS",
@@ -73,6 +74,7 @@ __all__ = [
     "ledger_rdp",
     "ledger_epsilon",
     "ledger_guarantee",
+    "calibrate_ledger",
     "xu2020_sigma",
     "xu2020_epsilon",
     "huang2019_sigma",
@@ -723,6 +725,62 @@ def ledger_guarantee(events: Iterable[PrivacyEvent], delta: float) -> PrivacyGua
     """:func:`ledger_epsilon` as a :class:`~dpadmm_lite.trace.PrivacyGuarantee`."""
     eps, statement = _ledger(events, delta)
     return PrivacyGuarantee(eps, float(delta), "unified RDP accountant", statement)
+
+
+def calibrate_ledger(events: Iterable[PrivacyEvent], epsilon: float, delta: float, *, rtol: float = 5e-3) -> float:
+    """Factor ``s`` by which to scale every release's noise so that the ledger spends (ε, δ).
+
+    ``events`` is the run's ledger at *unit scale*: the noise shape an algorithm wants (Huang et
+    al.'s σ_{i,k} ∝ 1/(ρ + 1/η_i^k), one σ for all of DP-ADMM's releases, …) with an arbitrary
+    overall size. The answer is the smallest ``s`` (to relative ``rtol``) with
+    ``ledger_epsilon([e.scaled(s) for e in events], delta) ≤ epsilon``; the run then draws
+    ``s`` times its unit noise. Because ε falls continuously as the noise grows, the spent ε is
+    within a fraction of ``rtol`` below the budget: nothing is wasted and nothing is overspent
+    (both checked). ``epsilon = math.inf`` returns 0 (no noise).
+
+    Every algorithm's default ``calibration="accountant"`` goes through this function, so that
+    ``epsilon``, ``delta`` mean the end-to-end budget of the whole run in every algorithm.
+
+    Examples
+    --------
+    >>> unit = [PrivacyEvent("gaussian", 0.01, 1.0, count=100)]
+    >>> s = calibrate_ledger(unit, 1.0, 1e-5)
+    >>> 0.97 <= ledger_epsilon([e.scaled(s) for e in unit], 1e-5) <= 1.0
+    True
+    """
+    events = _check_events(events)
+    epsilon = check.positive("epsilon", epsilon, allow_inf=True)
+    delta = check.open_unit("delta", delta)
+    rtol = check.open_unit("rtol", rtol)
+    if not events:
+        raise ValueError("events must hold at least one release to calibrate")
+    if math.isinf(epsilon):
+        return 0.0
+
+    def spent(log_s: float) -> float:
+        s = math.exp(log_s)
+        return ledger_epsilon([e.scaled(s) for e in events], delta)
+
+    # bracket: ε(s) is decreasing in s; find lo (ε > target) and hi (ε ≤ target)
+    lo = hi = 0.0
+    if spent(0.0) > epsilon:
+        while spent(hi) > epsilon:
+            lo, hi = hi, hi + 1.0
+            if hi > 200:  # pragma: no cover - would need noise e^200 times the unit
+                raise RuntimeError("calibrate_ledger: no noise scale meets the budget")
+    else:
+        while spent(lo) <= epsilon:
+            hi, lo = lo, lo - 1.0
+            if lo < -200:  # the budget is met without noise: not a meaningful ledger
+                raise ValueError("calibrate_ledger: the unit ledger spends almost nothing; give it a larger unit noise")
+    # bisection on log s to relative tolerance, keeping the feasible end
+    while hi - lo > rtol / 4:
+        mid = 0.5 * (lo + hi)
+        if spent(mid) > epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(hi)
 
 
 # --------------------------------------------------------------------------------------------

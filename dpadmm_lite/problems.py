@@ -64,6 +64,7 @@ class Problem:
     X_test: np.ndarray | None = None
     y_test: np.ndarray | None = None
     name: str = ""
+    feature_bound: float = 1.0
     _optimum: Optimum | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -74,6 +75,7 @@ class Problem:
         if self.X.shape[0] < 1:
             raise ValueError("X must have at least one row")
         self.lam = check.nonnegative("lam", self.lam)
+        self.feature_bound = check.positive("feature_bound", self.feature_bound)
         check.choice("loss", self.loss, LOSSES)
         check.choice("regularizer", self.regularizer, REGULARIZERS)
         if self.loss == "logistic" and not np.all(np.isin(self.y, (-1.0, 1.0))):
@@ -206,28 +208,55 @@ class Problem:
     # ------------------------------------------------------------------ constants
     @cached_property
     def max_row_norm(self) -> float:
-        """``max_j ‖a_j‖₂``."""
+        """``max_j ‖a_j‖₂`` of the training rows: read from the data, so never a privacy constant
+        (it only checks the rows against the public :attr:`feature_bound`)."""
         return float(np.sqrt((self.X**2).sum(axis=1).max()))
+
+    def check_feature_bound(self, algorithm: str) -> None:
+        """Refuse a private run on rows beyond the declared public bound on one record's norm.
+
+        Every sensitivity in the library is computed from :attr:`feature_bound` (a public
+        number, 1 for every dataset the book ships: rows scaled to ‖a_j‖ ≤ 1), never from the
+        data. A record beyond it would not be covered by the guarantee, so a private algorithm
+        calls this first (or clips per example, where the paper clips).
+        """
+        if self.max_row_norm > self.feature_bound * (1 + 1e-9):
+            raise ValueError(
+                f"feature_bound: the private {algorithm!r} assumes every record has ‖a_j‖ ≤ feature_bound = "
+                f"{self.feature_bound:g} (a public bound that its sensitivity uses), but a training row has norm "
+                f"{self.max_row_norm:.4g}; scale or clip the rows (dl.datasets.rows_to_unit_ball) or declare a larger "
+                f"public feature_bound")
 
     @property
     def lipschitz(self) -> float:
-        """Per-example gradient bound ``c ≥ ‖∇ℓ(x; a_j, b_j)‖`` for every x (logistic: max‖a_j‖).
+        """Public per-example gradient bound ``c ≥ ‖∇ℓ(x; a_j, b_j)‖`` for every x and every record.
 
-        The squared loss has unbounded gradients; algorithms for it clip (Cyffers et al.), and
-        this returns ``inf``.
+        Logistic loss: ``|ℓ'| ≤ 1`` and ``‖a_j‖ ≤ feature_bound``, so ``c = feature_bound`` — from
+        the declared public bound, never from the data. The squared loss has unbounded gradients;
+        algorithms for it clip (Cyffers et al.), and this returns ``inf``.
         """
-        return self.max_row_norm if self.loss == "logistic" else np.inf
+        return self.feature_bound if self.loss == "logistic" else np.inf
 
     @cached_property
     def smoothness(self) -> float:
-        """Smoothness constant of the mean loss: ``‖XᵀX‖₂ / n`` (squared) or ``/4n`` (logistic)."""
+        """Smoothness constant of the mean loss: ``‖XᵀX‖₂ / n`` (squared) or ``/4n`` (logistic).
+
+        Read from the training data (tight, for the non-private step sizes). A step size that
+        enters a privacy argument uses :attr:`per_example_smoothness` or :attr:`public_smoothness`.
+        """
         s = np.linalg.norm(self.X, 2) ** 2 / self.n
         return float(s / 4 if self.loss == "logistic" else s)
 
     @property
+    def public_smoothness(self) -> float:
+        """Public bound on the smoothness of the mean loss: ``feature_bound²`` (squared) or ``/4``
+        (logistic), since ``‖XᵀX‖₂/n ≤ max_j ‖a_j‖²``."""
+        return self.per_example_smoothness
+
+    @property
     def per_example_smoothness(self) -> float:
-        """Smoothness of one example's loss: ``max‖a_j‖²`` (squared) or ``/4`` (logistic)."""
-        s = self.max_row_norm**2
+        """Public smoothness of one example's loss: ``feature_bound²`` (squared) or ``/4`` (logistic)."""
+        s = self.feature_bound**2
         return s / 4 if self.loss == "logistic" else s
 
     # ------------------------------------------------------------------ evaluation
@@ -255,7 +284,8 @@ class Problem:
 
     def with_data(self, X, y) -> "Problem":
         """The same problem (loss, regulariser, λ, A, test split) on other training data."""
-        return Problem(X, y, self.lam, self.loss, self.regularizer, self.A, self.X_test, self.y_test, self.name)
+        return Problem(X, y, self.lam, self.loss, self.regularizer, self.A, self.X_test, self.y_test, self.name,
+                       self.feature_bound)
 
 
 def soft_threshold(v, t):
@@ -264,21 +294,28 @@ def soft_threshold(v, t):
 
 
 # ---------------------------------------------------------------------- constructors
-def lasso(X, y, lam: float, *, X_test=None, y_test=None) -> Problem:
-    """Lasso: ``(1/2n)‖Xx − y‖² + λ‖x‖₁`` (scikit-learn's ``Lasso(alpha=lam)`` objective)."""
-    return Problem(X, y, check.positive("lam", lam), "squared", "l1", X_test=X_test, y_test=y_test, name="lasso")
+def lasso(X, y, lam: float, *, X_test=None, y_test=None, feature_bound: float = 1.0) -> Problem:
+    """Lasso: ``(1/2n)‖Xx − y‖² + λ‖x‖₁`` (scikit-learn's ``Lasso(alpha=lam)`` objective).
+
+    ``feature_bound`` is the public bound on one record's norm ‖a_j‖ that private algorithms
+    use for their sensitivities (1: every dataset the book ships has rows of norm ≤ 1)."""
+    return Problem(X, y, check.positive("lam", lam), "squared", "l1", X_test=X_test, y_test=y_test, name="lasso",
+                   feature_bound=feature_bound)
 
 
-def logistic(X, y, lam: float, penalty: str = "l2", *, X_test=None, y_test=None) -> Problem:
-    """Logistic regression ``(1/n)Σ log(1+exp(−b a·x)) + λ r(x)``, ``r = ‖x‖₁`` or ``½‖x‖²``."""
+def logistic(X, y, lam: float, penalty: str = "l2", *, X_test=None, y_test=None,
+             feature_bound: float = 1.0) -> Problem:
+    """Logistic regression ``(1/n)Σ log(1+exp(−b a·x)) + λ r(x)``, ``r = ‖x‖₁`` or ``½‖x‖²``.
+
+    ``feature_bound`` is the public bound on one record's norm ‖a_j‖ (see :func:`lasso`)."""
     check.choice("penalty", penalty, ("l1", "l2"))
     return Problem(X, y, check.positive("lam", lam), "logistic", penalty, X_test=X_test, y_test=y_test,
-                   name=f"logistic-{penalty}")
+                   name=f"logistic-{penalty}", feature_bound=feature_bound)
 
 
 def graph_guided_fused_lasso(X, y, lam: float, *, W=None, graph_threshold: float = 0.0,
                              sparsity: float = 0.1, graph_matrix: str = "incidence", X_test=None,
-                             y_test=None) -> Problem:
+                             y_test=None, feature_bound: float = 1.0) -> Problem:
     """Graph-guided fused lasso with logistic loss: ``f(x) + λ‖Ax‖₁``, ``A = [W; I]``.
 
     Xu et al. (2020), Sec. V-A, eq. (11), and Liu et al. (2022), Sec. V-A: "We set A = [W; I]
@@ -308,7 +345,7 @@ def graph_guided_fused_lasso(X, y, lam: float, *, W=None, graph_threshold: float
         raise ValueError(f"W must have {X.shape[1]} columns (one per feature), got shape {W.shape}")
     A = np.vstack([W, np.eye(X.shape[1])])
     return Problem(X, y, check.positive("lam", lam), "logistic", "fused", A=A, X_test=X_test, y_test=y_test,
-                   name="graph-guided fused lasso")
+                   name="graph-guided fused lasso", feature_bound=feature_bound)
 
 
 _GRAPH_CACHE: dict = {}

@@ -49,14 +49,45 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
     return decorate
 
 
-def algorithms() -> pd.DataFrame:
-    """Every registered algorithm: name, paper, whether private, setting, description."""
+class AlgorithmNames(tuple):
+    """The names of the registered algorithms: a tuple (``in``, iteration, ``len``, indexing).
+
+    ``.private`` are the names of the private ones; ``.table()`` is :func:`algorithm_table`.
+    """
+
+    @property
+    def private(self) -> tuple[str, ...]:
+        return tuple(name for name in self if _REGISTRY[name].private)
+
+    def table(self) -> pd.DataFrame:
+        return algorithm_table()
+
+
+def algorithms() -> AlgorithmNames:
+    """The names of every registered algorithm, sorted: ``"dp_admm" in dl.algorithms()``.
+
+    The descriptive table (paper, private, setting, description) is :func:`algorithm_table`.
+    """
+    _load_all()
+    return AlgorithmNames(sorted(_REGISTRY))
+
+
+def algorithm_table() -> pd.DataFrame:
+    """Every registered algorithm as a table indexed by name: paper, private, setting, description."""
     _load_all()
     rows = [
         {"name": a.name, "paper": a.paper, "private": a.private, "setting": a.setting, "description": a.description}
         for a in sorted(_REGISTRY.values(), key=lambda a: (a.paper, a.name))
     ]
     return pd.DataFrame(rows, columns=["name", "paper", "private", "setting", "description"]).set_index("name")
+
+
+def info(name: str) -> AlgorithmInfo:
+    """What the registry knows about algorithm ``name`` (ValueError naming the valid names)."""
+    _load_all()
+    if name not in _REGISTRY:
+        raise ValueError(f"algorithm must be one of {sorted(_REGISTRY)}, got {name!r}")
+    return _REGISTRY[name]
 
 
 def run(
@@ -76,16 +107,14 @@ def run(
     errors that name the parameter; algorithm-specific ``options`` are checked by the
     algorithm. ``Trace.wall_time`` and ``Trace.params`` are filled in.
     """
-    _load_all()
-    if name not in _REGISTRY:
-        raise ValueError(f"algorithm must be one of {sorted(_REGISTRY)}, got {name!r}")
+    algorithm = info(name)
     epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)
     rho = check.positive("rho", rho)
     iterations = check.count("iterations", iterations)
     seed = check.count("seed", seed, minimum=0)
     start = time.perf_counter()
-    trace = _REGISTRY[name].function(
+    trace = algorithm.function(
         problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options
     )
     elapsed = time.perf_counter() - start

@@ -1,9 +1,10 @@
-"""The one result type every algorithm returns, and the privacy records it carries.
+"""The one result type every algorithm returns.
 
 Every algorithm in :mod:`dpadmm_lite.algorithms` returns a :class:`Trace`. A trace holds the
 per-iteration curves the chapters plot, the released model, the noise that was actually used,
 and the privacy spent, twice: as the paper states it (:attr:`Trace.privacy_paper`) and under
 the book's one accountant applied to the run's :attr:`Trace.ledger` (:attr:`Trace.privacy`).
+The privacy records themselves live in :mod:`dpadmm_lite.privacy` (re-exported here).
 """
 
 from __future__ import annotations
@@ -15,76 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _validate as check
-
-#: The noise families the accountant understands.
-MECHANISMS = ("gaussian", "laplace_l2")
-
-
-@dataclass(frozen=True)
-class PrivacyEvent:
-    """One kind of noisy release, repeated ``count`` times.
-
-    Parameters
-    ----------
-    mechanism
-        ``"gaussian"`` (noise ``N(0, noise² I)``) or ``"laplace_l2"`` (density
-        ``∝ exp(-noise · ‖x‖₂)``, the ℓ2-Laplace noise of Zhang & Zhu, ``noise`` = ζ).
-    sensitivity
-        ℓ2-sensitivity of the released quantity to one record of the protected dataset.
-    noise
-        σ (Gaussian standard deviation) or ζ (ℓ2-Laplace rate), in the units of the release.
-    count
-        How many releases with exactly these parameters the run made.
-    sampling_rate
-        Probability that a given record takes part in one release (Poisson sampling); 1 when
-        every release touches the whole dataset.
-    note
-        What was released, in words (``"x-update gradient"``, ``"agent broadcast"``).
-    """
-
-    mechanism: str
-    sensitivity: float
-    noise: float
-    count: int = 1
-    sampling_rate: float = 1.0
-    note: str = ""
-
-    def __post_init__(self):
-        check.choice("mechanism", self.mechanism, MECHANISMS)
-        check.positive("sensitivity", self.sensitivity)
-        check.positive("noise", self.noise)
-        check.count("count", self.count)
-        check.half_open_unit("sampling_rate", self.sampling_rate)
-
-    @property
-    def noise_multiplier(self) -> float:
-        """σ / Δ for Gaussian events (the scale-free noise the accountant needs)."""
-        if self.mechanism != "gaussian":
-            raise ValueError("noise_multiplier is defined for Gaussian events only")
-        return self.noise / self.sensitivity
-
-
-@dataclass(frozen=True)
-class PrivacyGuarantee:
-    """An (ε, δ) statement and where it comes from.
-
-    ``source`` names the accountant or theorem (``"Xu et al. 2020, Thm 1"``,
-    ``"unified RDP accountant"``); ``statement`` is the guarantee in words, e.g. the paper's
-    per-iteration claim when the paper gives no end-to-end number.
-    """
-
-    epsilon: float
-    delta: float
-    source: str
-    statement: str = ""
-
-    def __str__(self) -> str:
-        eps = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.4g}"
-        return f"(ε={eps}, δ={self.delta:.1e}) — {self.source}"
-
-
-NO_PRIVACY = PrivacyGuarantee(math.inf, 0.0, "no noise: not private")
+from .accounting import ledger_guarantee
+from .privacy import MECHANISMS, NO_PRIVACY, PrivacyEvent, PrivacyGuarantee  # noqa: F401  (re-exported)
 
 
 @dataclass
@@ -216,8 +149,6 @@ def from_iterates(
     if ledger:
         if delta is None:
             raise ValueError("delta must be given with a non-empty ledger")
-        from .accounting import ledger_guarantee
-
         privacy = ledger_guarantee(ledger, delta)
     else:
         privacy = NO_PRIVACY

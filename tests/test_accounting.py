@@ -427,3 +427,31 @@ def test_privacy_exercise_checks():
     T = ex.expected_max_steps()
     assert acc.gaussian_epsilon(10.0, T, 1e-5) <= 1.0 < acc.gaussian_epsilon(10.0, T + 1, 1e-5)
     assert ex.check_max_steps(T) and not ex.check_max_steps(T + 1)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0])
+def test_calibrate_ledger_spends_the_budget_and_keeps_the_noise_shape(epsilon):
+    from dpadmm_lite.privacy import PrivacyEvent
+
+    # a time-varying shape (σ_k ∝ 1/k) with mixed sampling, as a heterogeneous ledger
+    unit = [PrivacyEvent("gaussian", 1.0, 1.0 / k, note=f"step {k}") for k in range(1, 21)]
+    unit += [PrivacyEvent("gaussian", 1.0, 0.5, count=30, sampling_rate=0.1)]
+    s = acc.calibrate_ledger(unit, epsilon, 1e-5)
+    scaled = [e.scaled(s) for e in unit]
+    spent = acc.ledger_epsilon(scaled, 1e-5)
+    assert 0.97 * epsilon <= spent <= epsilon
+    ratios = [e.noise / u.noise for e, u in zip(scaled, unit)]
+    assert np.allclose(ratios, s)  # one factor for every release: the shape is kept
+
+
+def test_calibrate_ledger_scales_laplace_rates_down():
+    from dpadmm_lite.privacy import PrivacyEvent
+
+    unit = [PrivacyEvent("laplace_l2", 1.0, 1.0, count=10)]  # pure 10-DP at unit scale
+    s = acc.calibrate_ledger(unit, 1.0, 1e-6)
+    assert unit[0].scaled(s).noise == pytest.approx(1.0 / s)
+    assert 0.97 <= acc.ledger_epsilon([unit[0].scaled(s)], 1e-6) <= 1.0
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.calibrate_ledger(unit, 0.0, 1e-6)
+    with pytest.raises(ValueError, match="delta"):
+        acc.calibrate_ledger(unit, 1.0, 1.5)

@@ -51,7 +51,7 @@ def test_checks_pass_good_values_through():
 
 
 def test_run_rejects_bad_common_arguments_before_the_algorithm_runs(problem):
-    name = dl.algorithms().index[0]
+    name = dl.algorithms()[0]
     for kwargs, word in [({"rho": 0}, "rho"), ({"iterations": 0}, "iterations"), ({"delta": 2}, "delta"),
                          ({"epsilon": -1}, "epsilon"), ({"seed": -1}, "seed")]:
         with pytest.raises(ValueError, match=word):
@@ -61,7 +61,7 @@ def test_run_rejects_bad_common_arguments_before_the_algorithm_runs(problem):
 
 
 def test_registry_lists_algorithms_with_their_paper_and_setting():
-    table = dl.algorithms()
+    table = dl.algorithm_table()
     assert list(table.columns) == ["paper", "private", "setting", "description"]
     assert len(table) >= 1 and table.index.is_unique
     assert table["description"].str.len().min() > 10
@@ -70,7 +70,7 @@ def test_registry_lists_algorithms_with_their_paper_and_setting():
 def test_register_refuses_a_second_function_under_the_same_name():
     from dpadmm_lite.registry import register
 
-    name = dl.algorithms().index[0]
+    name = dl.algorithms()[0]
     with pytest.raises(ValueError, match="registered twice"):
         register(name, paper="x", private=False, setting="centralized", description="a clash")(lambda p, **k: None)
 
@@ -105,3 +105,19 @@ def test_privacy_events_validate_their_fields():
     with pytest.raises(ValueError, match="sampling_rate"):
         PrivacyEvent("gaussian", 1.0, 1.0, sampling_rate=0.0)
     assert PrivacyEvent("gaussian", 0.5, 2.0).noise_multiplier == 4.0
+
+
+def test_algorithms_behaves_like_the_collection_of_names():
+    names = dl.algorithms()
+    assert "dp_admm" in names and "no_such_algorithm" not in names
+    assert len(names) == len(list(names)) == len(dl.algorithm_table())
+    assert list(names) == sorted(dl.algorithm_table().index)
+    assert set(names.private) == set(dl.algorithm_table().query("private").index)
+
+
+def test_privacy_records_have_one_home_that_trace_and_accounting_share():
+    from dpadmm_lite import accounting, privacy, trace
+
+    assert trace.PrivacyEvent is privacy.PrivacyEvent is accounting.PrivacyEvent
+    assert "import dpadmm_lite.trace" not in open(accounting.__file__).read()
+    assert "from .trace" not in open(accounting.__file__).read()

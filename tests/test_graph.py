@@ -177,7 +177,7 @@ def test_extreme_settings_stay_finite(logistic_l2, rho, iterations, penalty):
 
 
 def test_registered_and_not_private(logistic_l2):
-    info = dl.algorithms().loc["admm_graph"]
+    info = dl.algorithm_table().loc["admm_graph"]
     assert info["setting"] == "graph" and not info["private"]
     trace = dl.run("admm_graph", logistic_l2, iterations=3, topology="ring", n_agents=4)
     assert math.isinf(trace.privacy.epsilon) and trace.ledger == []

@@ -280,7 +280,7 @@ def test_extreme_settings_stay_finite(fused, name, settings):
 
 
 def test_registered_and_described():
-    table = dl.algorithms()
+    table = dl.algorithm_table()
     for name in ("dp_admm", "dp_acc_admm", "admm_linearized", "acc_admm"):
         assert name in table.index
     assert table.loc["dp_admm", "private"] and not table.loc["acc_admm", "private"]
