@@ -28,22 +28,38 @@ class AlgorithmInfo:
     private: bool
     setting: str  # "centralized", "star", "graph", "federated", "random walk"
     description: str
+    tasks: tuple[str, ...] = ("logistic-l2",)
+    tuning: dict | None = None
+
+#: The problem kinds an algorithm can declare it solves (``register(..., tasks=...)``):
+#: ℓ2- or ℓ1-regularised logistic regression, the Lasso, the graph-guided fused lasso.
+TASKS = ("logistic-l2", "logistic-l1", "lasso", "fused")
 
 
 _REGISTRY: dict[str, AlgorithmInfo] = {}
 
 
-def register(name: str, *, paper: str, private: bool, setting: str, description: str):
+def register(name: str, *, paper: str, private: bool, setting: str, description: str,
+             tasks: tuple[str, ...] = ("logistic-l2",), tuning: dict | None = None):
     """Decorator: add an algorithm function to the registry under ``name``.
 
     The function must accept ``(problem, *, epsilon, delta, rho, iterations, seed, **options)``
     and return a :class:`~dpadmm_lite.trace.Trace`.
+
+    ``tasks`` are the problem kinds of :data:`TASKS` it solves. ``tuning`` maps each
+    hyper-parameter (``"rho"`` or an option name) to the candidate values a fair comparison
+    searches on a validation split (the arena chapter gives every algorithm the same budget of
+    candidates); ``None``: nothing to tune.
     """
+    tasks = tuple(tasks)
+    for task in tasks:
+        check.choice("tasks", task, TASKS)
 
     def decorate(function):
         if name in _REGISTRY and _REGISTRY[name].function is not function:
             raise ValueError(f"algorithm {name!r} is registered twice")
-        _REGISTRY[name] = AlgorithmInfo(name, function, paper, private, setting, description)
+        _REGISTRY[name] = AlgorithmInfo(name, function, paper, private, setting, description, tasks,
+                                        None if tuning is None else {k: tuple(v) for k, v in tuning.items()})
         return function
 
     return decorate
@@ -73,13 +89,15 @@ def algorithms() -> AlgorithmNames:
 
 
 def algorithm_table() -> pd.DataFrame:
-    """Every registered algorithm as a table indexed by name: paper, private, setting, description."""
+    """Every registered algorithm as a table indexed by name: paper, private, setting, tasks, description."""
     _load_all()
+    columns = ["name", "paper", "private", "setting", "tasks", "description"]
     rows = [
-        {"name": a.name, "paper": a.paper, "private": a.private, "setting": a.setting, "description": a.description}
+        {"name": a.name, "paper": a.paper, "private": a.private, "setting": a.setting, "tasks": ", ".join(a.tasks),
+         "description": a.description}
         for a in sorted(_REGISTRY.values(), key=lambda a: (a.paper, a.name))
     ]
-    return pd.DataFrame(rows, columns=["name", "paper", "private", "setting", "description"]).set_index("name")
+    return pd.DataFrame(rows, columns=columns).set_index("name")
 
 
 def info(name: str) -> AlgorithmInfo:

@@ -62,7 +62,7 @@ def test_run_rejects_bad_common_arguments_before_the_algorithm_runs(problem):
 
 def test_registry_lists_algorithms_with_their_paper_and_setting():
     table = dl.algorithm_table()
-    assert list(table.columns) == ["paper", "private", "setting", "description"]
+    assert list(table.columns) == ["paper", "private", "setting", "tasks", "description"]
     assert len(table) >= 1 and table.index.is_unique
     assert table["description"].str.len().min() > 10
 
@@ -121,3 +121,11 @@ def test_privacy_records_have_one_home_that_trace_and_accounting_share():
     assert trace.PrivacyEvent is privacy.PrivacyEvent is accounting.PrivacyEvent
     assert "import dpadmm_lite.trace" not in open(accounting.__file__).read()
     assert "from .trace" not in open(accounting.__file__).read()
+
+
+def test_every_registered_algorithm_has_a_case():
+    from algorithm_cases import case
+
+    for name in dl.algorithms():
+        c = case(name)
+        assert isinstance(c.problem(1.0), dl.problems.Problem)

@@ -1,0 +1,66 @@
+"""One small, fast test case per registered algorithm, shared by every test that loops over them.
+
+The privacy-contract tests (budget met end to end, noise independent of the data's scale), the
+privacy-bug tests (noise drawn = noise claimed, sensitivity claimed ≥ measured) and the arena
+tests all take their problem and options from here, so a newly registered private algorithm
+is covered by all of them as soon as it has an entry — and a test fails, naming this file, while
+it has none (``test_every_registered_algorithm_has_a_case``).
+
+``CASES[name]`` is a :class:`Case`: a function that builds the small problem from a data scale
+(the tests multiply the features by 0.5 to check that noise does not follow the data), and the
+options passed to :func:`dpadmm_lite.run` besides ε, δ and the seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dpadmm_lite import datasets, problems
+
+
+def logistic_problem(scale: float = 1.0, *, penalty: str = "l2", n: int = 240, d: int = 6, seed: int = 0):
+    """Logistic regression on a seeded synthetic set with rows of norm ≤ 1 (times ``scale``)."""
+    X, y, _ = datasets.make_classification(n + 80, d, seed=seed)
+    return problems.logistic(scale * X[:n], y[:n], 1e-2, penalty, X_test=scale * X[n:], y_test=y[n:])
+
+
+def lasso_problem(scale: float = 1.0, *, n: int = 200, p: int = 8, seed: int = 0):
+    """A small Lasso (rows on the unit sphere, times ``scale``) with a test split."""
+    X, y, _ = datasets.make_lasso(n + 80, p, seed=seed)
+    return problems.lasso(scale * X[:n], y[:n], 1e-2, X_test=scale * X[n:], y_test=y[n:])
+
+
+@dataclass(frozen=True)
+class Case:
+    """How to run one algorithm small: ``problem(scale)`` and the options of :func:`dpadmm_lite.run`."""
+
+    problem: Callable[[float], problems.Problem]
+    options: dict = field(default_factory=dict)
+
+
+_STAR = {"rho": 0.5, "iterations": 8, "n_agents": 4}
+
+CASES: dict[str, Case] = {
+    # Xu et al. 2020 (linearized.py)
+    "admm_linearized": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
+    "acc_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
+    "dp_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
+    "dp_acc_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
+    # Huang et al. 2019 (star.py)
+    "admm_star": Case(logistic_problem, _STAR),
+    "pvp_star": Case(logistic_problem, _STAR),
+    "dvp_star": Case(logistic_problem, _STAR),
+    "dp_admm_star": Case(logistic_problem, _STAR),
+    "dp_sgd_star": Case(logistic_problem, _STAR),
+    # Zhang & Zhu 2017, non-private (graph.py)
+    "admm_graph": Case(logistic_problem, {"rho": 1.0, "iterations": 10, "n_agents": 4, "topology": "ring"}),
+}
+
+
+def case(name: str) -> Case:
+    """The case of ``name``, or an assertion that says where to add one."""
+    assert name in CASES, (f"algorithm {name!r} is registered but has no entry in tests/algorithm_cases.py::CASES; "
+                           "add one (a small problem and options) so that the privacy tests cover it")
+    return CASES[name]
+
