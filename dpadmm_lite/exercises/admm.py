@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import topology
 from ..problems import soft_threshold
-from . import check
+from . import Feedback, check
 
 __all__ = ["y_update_data", "expected_y_update", "check_y_update", "dual_update_data", "expected_dual_update",
            "check_dual_update", "expected_algebraic_connectivity", "check_algebraic_connectivity"]
@@ -32,7 +32,7 @@ def expected_y_update() -> np.ndarray:
     return soft_threshold(x + u, lam / rho)
 
 
-def check_y_update(answer) -> bool:
+def check_y_update(answer) -> Feedback:
     return check("y-update of the Lasso (soft-thresholding of x + u at λ/ρ)", answer, expected_y_update(),
                  rtol=1e-9, atol=1e-12)
 
@@ -53,7 +53,7 @@ def expected_dual_update() -> np.ndarray:
     return V + 0.5 * rho * (G.laplacian @ F)
 
 
-def check_dual_update(answer) -> bool:
+def check_dual_update(answer) -> Feedback:
     return check("dual update (11) of every agent on the ring", answer, expected_dual_update(), rtol=1e-9,
                  atol=1e-12)
 
@@ -64,6 +64,6 @@ def expected_algebraic_connectivity(name: str = "grid", n_agents: int = 16) -> f
     return topology.make(name, n_agents).algebraic_connectivity
 
 
-def check_algebraic_connectivity(answer) -> bool:
+def check_algebraic_connectivity(answer) -> Feedback:
     return check("algebraic connectivity λ₂ of the 4 × 4 grid", answer, expected_algebraic_connectivity(),
                  rtol=1e-6)

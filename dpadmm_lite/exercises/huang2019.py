@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import accounting
-from . import check
+from . import Feedback, check
 
 __all__ = ["agent_update_data", "expected_agent_update", "check_agent_update", "sigma_data", "expected_sigma",
            "check_sigma", "expected_max_iterations", "check_max_iterations"]
@@ -42,7 +42,7 @@ def expected_agent_update() -> np.ndarray:
     return (-subgrad + G + rho * w + W_tilde * inv) / (rho + inv)
 
 
-def check_agent_update(answer) -> bool:
+def check_agent_update(answer) -> Feedback:
     return check("agent update (12a) of all five agents", answer, expected_agent_update(), rtol=1e-9, atol=1e-12)
 
 
@@ -60,7 +60,7 @@ def expected_sigma() -> np.ndarray:
                                                  local_size=v["sizes"], rho=v["rho"], eta=v["eta"]))
 
 
-def check_sigma(answer) -> bool:
+def check_sigma(answer) -> Feedback:
     return check("σ_{i,k} of eq. (14) for the three agents", answer, expected_sigma(), rtol=1e-9)
 
 
@@ -85,7 +85,7 @@ def expected_max_iterations(epsilon: float = 0.1, delta: float = 1e-5, budget: f
     return lo
 
 
-def check_max_iterations(answer) -> bool:
+def check_max_iterations(answer) -> Feedback:
     expected = expected_max_iterations()
     if answer is not None and answer is not Ellipsis:
         try:

@@ -8,7 +8,7 @@ the exercise cell does not give the answer away.
 from __future__ import annotations
 
 from .. import accounting
-from . import check
+from . import Feedback, check
 
 
 def expected_classic_sigma() -> float:
@@ -16,7 +16,7 @@ def expected_classic_sigma() -> float:
     return accounting.classic_gaussian_sigma(0.1, 0.5, 1e-5)
 
 
-def check_classic_sigma(answer) -> bool:
+def check_classic_sigma(answer) -> Feedback:
     return check("σ of the classic Gaussian mechanism (Δ = 0.1, ε = 0.5, δ = 1e-5)", answer,
                  expected_classic_sigma(), rtol=1e-3)
 
@@ -26,7 +26,7 @@ def expected_mean_sensitivity(n: int = 1000) -> float:
     return 2.0 / n
 
 
-def check_mean_sensitivity(answer) -> bool:
+def check_mean_sensitivity(answer) -> Feedback:
     return check("ℓ2-sensitivity of the mean of 1000 points in the unit ball (replace one)", answer,
                  expected_mean_sensitivity(1000), rtol=1e-9)
 
@@ -45,6 +45,6 @@ def expected_max_steps(noise_multiplier: float = 10.0, epsilon: float = 1.0, del
     return lo
 
 
-def check_max_steps(answer) -> bool:
+def check_max_steps(answer) -> Feedback:
     return check("largest number of full-batch steps with σ/Δ = 10 at (ε, δ) = (1, 1e-5)", answer,
                  expected_max_steps(), rtol=0.0)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import datasets, problems
 from ..registry import run
-from . import check
+from . import Feedback, check
 
 __all__ = ["x_update_data", "expected_x_update", "check_x_update", "expected_sigma_ratio", "check_sigma_ratio",
            "threshold_problem", "THRESHOLD_GRID", "expected_threshold", "check_threshold"]
@@ -39,7 +39,7 @@ def expected_x_update() -> np.ndarray:
     return run("admm_linearized", problem, rho=rho, iterations=1, eta=eta, gamma=gamma).model
 
 
-def check_x_update(answer) -> bool:
+def check_x_update(answer) -> Feedback:
     return check("first x-update x₁ of linearized ADMM", answer, expected_x_update(), rtol=1e-8, atol=1e-12)
 
 
@@ -55,7 +55,7 @@ def expected_sigma_ratio() -> float:
     return scaled / base
 
 
-def check_sigma_ratio(answer) -> bool:
+def check_sigma_ratio(answer) -> Feedback:
     return check("σ(9T, 2n) / σ(T, n) under Theorem 1", answer, expected_sigma_ratio(), rtol=1e-6)
 
 
@@ -87,7 +87,7 @@ def expected_threshold(*, rho: float = 0.1, iterations: int = 100, seeds=(0, 1, 
     return math.inf
 
 
-def check_threshold(answer, expected: float | None = None) -> bool:
+def check_threshold(answer, expected: float | None = None) -> Feedback:
     """``expected`` may be passed when the notebook has computed it already (it costs 30 runs)."""
     return check("threshold ε above which DP-AccADMM beats DP-ADMM (ℓ1-logistic, synthetic)", answer,
                  expected_threshold() if expected is None else expected, rtol=1e-9)
