@@ -23,15 +23,34 @@ Reference: T. Xu, F. Shang, Y. Liu, H. Liu, L. Shen, M. Gong, "Differentially pr
 algorithms for machine learning", 2020 (``papers/xu2020_dp_admm_centralized_accelerated.txt``).
 Equation and line numbers in the comments are the paper's.
 
+**What ε means.** ``epsilon``, ``delta`` are the end-to-end budget of the whole run for
+replace-one neighbours, as everywhere in the book. The default ``calibration="accountant"``
+keeps Theorem 1's noise *shape* (one σ for every release) and asks the unified accountant
+(:func:`dpadmm_lite.accounting.calibrate_ledger`) for the σ whose ledger spends exactly (ε, δ);
+``calibration="paper"`` draws Theorem 1's σ, eq. (8), for reproducing the paper, and the trace
+then shows what that noise truly spends (``Trace.privacy``) next to the paper's claim
+(``Trace.privacy_paper``).
+
+**Public constants only.** The per-example gradient bound ``c`` is ``problem.lipschitz``, which
+comes from the declared public bound ``problem.feature_bound`` on a record's norm (never from a
+maximum over the data); a private run on rows beyond it is refused (``ValueError`` naming
+``feature_bound``) unless the gradients are clipped (``clip=C``, then ``c = C``). The default step
+``η = 1/L`` uses the public smoothness bound ``problem.public_smoothness`` (``feature_bound²/4`` for
+the logistic loss), not ``L_f = ‖XᵀX‖₂/4n`` read from the data: a step chosen from the data would
+leak through every iterate. (When the rows exceed ``feature_bound`` — possible only without
+privacy, or with clipping — the default falls back to the larger, data-read ``L_f`` so that
+``η ≤ 1/L_f`` still holds; pass ``eta`` for a fully public choice.)
+
 Where this module departs from the paper, and why (each is said again in the docstrings):
 
 * **Sensitivity.** The paper's neighbouring datasets differ in one element (Def. 1, "differ in
   a single entry": one record *replaced*). Replacing record j changes the mean gradient by
   ``(∇f_j − ∇f_j')/n``, of norm up to ``2c/n``; the proof of Theorem 1 uses ``Δ = c/n``, the
   value for adding or removing a record. The ledger records the honest ``Δ = 2c/n``, so the
-  unified accountant (``Trace.privacy``) never reports less than the truth;
-  ``calibration="paper"`` still draws the paper's σ (so the paper's experiment is reproduced as
-  published) and ``Trace.privacy_paper`` states the paper's claim.
+  unified accountant (``Trace.privacy``) never reports less than the truth, and the default
+  calibration meets the budget for that Δ; ``calibration="paper"`` still draws the paper's σ (so
+  the paper's experiment is reproduced as published) and ``Trace.privacy_paper`` states the
+  paper's claim.
 * **The initial dual.** ``u₀ = −(1/ρ)(Aᵀ)^†∇f(x₀)`` (Alg. 2, input line) reads the data; the
   paper does not privatise it. A private run perturbs that gradient like every other one, so
   the run makes ``T + 1`` Gaussian releases, and the ledger counts ``T + 1``.
@@ -50,17 +69,19 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse
 
 from .. import _validate as check
 from .. import mechanisms
 from ..registry import register
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 
-__all__ = ["admm_linearized", "acc_admm", "dp_admm", "dp_acc_admm", "step_settings", "noise_scale",
-           "CALIBRATIONS"]
+__all__ = ["admm_linearized", "acc_admm", "dp_admm", "dp_acc_admm", "step_settings", "default_smoothness",
+           "noise_scale", "CALIBRATIONS"]
 
-#: How σ is chosen for a finite ε: Xu et al.'s Theorem 1, or the book's unified accountant.
-CALIBRATIONS = ("paper", "accountant")
+#: How σ is chosen for a finite ε: the book's unified accountant (default: ε, δ end to end), or
+#: Xu et al.'s Theorem 1, eq. (8) (the paper's own formula and meaning of ε).
+CALIBRATIONS = ("accountant", "paper")
 
 #: Goldstein et al. (2014), Alg. 8: keep the momentum while the combined residual falls by this factor.
 RESTART_FACTOR = 0.999
@@ -73,11 +94,13 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     Parameters
     ----------
     problem
-        The :class:`~dpadmm_lite.problems.Problem`; its smoothness ``L_f`` and ``‖AᵀA‖₂`` are used.
+        The :class:`~dpadmm_lite.problems.Problem`; its smoothness and ``‖AᵀA‖₂`` are used.
     rho
         ADMM penalty ρ > 0.
     eta
-        Step size, ``0 < η ≤ 1/L_f`` (Lemma 5 of Xu et al. needs ``η ≤ 1/L_f``). Default ``1/L_f``.
+        Step size, ``0 < η ≤ 1/L_f`` (Lemma 5 of Xu et al. needs ``η ≤ 1/L_f``). Default ``1/L``
+        with the *public* smoothness bound ``L = problem.public_smoothness ≥ L_f`` (see
+        :func:`default_smoothness`), so that no private run picks its step from the data.
     gamma
         Proximal weight, ``γ ≥ γ_min = ηρ‖AᵀA‖₂ + 1`` (Sec. IV-A, so that ``G = γI − ηρAᵀA ⪰ I``).
         Default ``γ_min``. The paper's experiments state ``γ = 1`` (Sec. V-B), which is below
@@ -91,7 +114,7 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     rho = check.positive("rho", rho)
     eta_max = 1.0 / problem.smoothness
     if eta is None:
-        eta = eta_max
+        eta = 1.0 / default_smoothness(problem)
     else:
         eta = check.positive("eta", eta)
         if eta > eta_max * (1 + 1e-12):
@@ -108,12 +131,26 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     return eta, gamma
 
 
-def _gradient_bound(problem, clip) -> float:
-    """The per-example gradient bound c of Theorem 1 (``max_j ‖∇f_j(x)‖ ≤ c``).
+def default_smoothness(problem) -> float:
+    """The smoothness ``L`` behind the default step ``η = 1/L``: public whenever it can be.
 
-    For the logistic loss ``‖∇f_j‖ ≤ ‖a_j‖``, and ``problem.lipschitz`` is ``max_j ‖a_j‖``. A
-    privacy proof needs a bound known before seeing the data; the book's data sets scale every
-    row to ``‖a_j‖ ≤ 1`` and reach it, so this is the public bound 1 there.
+    ``problem.public_smoothness`` (``feature_bound²/4`` for the logistic loss, ``feature_bound²``
+    for the squared loss) bounds ``L_f = ‖XᵀX‖₂/(4n)`` for every dataset whose rows respect the
+    declared ``feature_bound`` — the only data a private run without clipping accepts — so it is
+    a step size chosen before seeing the data. On rows beyond the bound (non-private runs, or
+    clipped ones) it may be below ``L_f``; the larger, data-read ``L_f`` is then used so that
+    Lemma 5's ``η ≤ 1/L_f`` holds (pass ``eta`` to keep a clipped private run fully public).
+    """
+    return max(float(problem.public_smoothness), float(problem.smoothness))
+
+
+def _gradient_bound(problem, clip, name: str) -> float:
+    """The per-example gradient bound c of Theorem 1 (``‖∇f_j(x)‖ ≤ c`` for every record and x).
+
+    From public constants only: for the logistic loss ``‖∇f_j‖ ≤ ‖a_j‖ ≤ feature_bound``, so
+    ``c = problem.lipschitz`` (= the declared ``feature_bound``), and the rows are checked against
+    it (:meth:`~dpadmm_lite.problems.Problem.check_feature_bound`: a record beyond the bound
+    would not be covered). With per-example clipping to ``clip``, ``c = clip`` on any data.
     """
     if clip is not None:
         return clip
@@ -122,31 +159,38 @@ def _gradient_bound(problem, clip) -> float:
         raise ValueError(
             f"clip must be given for a private run on the {problem.loss!r} loss: its per-example gradients "
             "are unbounded, so Theorem 1 needs them clipped to a norm clip > 0")
+    problem.check_feature_bound(name)
     return float(c)
 
 
 def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: float = 0.5,
-                calibration: str = "paper", clip: float | None = None):
+                calibration: str = "accountant", clip: float | None = None, name: str = "dp_admm"):
     """σ of the gradient noise ``P_t ~ N(0, σ²I)``, the ledger, and the paper's statement.
 
     Parameters
     ----------
     problem
-        The problem (its ``n`` and per-example gradient bound ``c = problem.lipschitz``).
+        The problem (its ``n`` and public per-example gradient bound ``c = problem.lipschitz``,
+        i.e. ``feature_bound``; rows beyond it are refused unless ``clip`` is given).
     epsilon, delta
-        Target budget; ``epsilon = math.inf`` gives σ = 0 and an empty ledger.
+        Budget; ``epsilon = math.inf`` gives σ = 0 and an empty ledger.
     iterations
         T, the number of x-updates.
     mu
         Theorem 1's split of ε between the RDP term (με) and the conversion term ((1−μ)ε),
-        ``0 < μ < 1``.
+        ``0 < μ < 1`` (used by ``calibration="paper"`` only).
     calibration
-        ``"paper"``: σ from Theorem 1, eq. (8), ``σ² = c²αT/(2n²εμ)``.
-        ``"accountant"``: σ = noise multiplier × Δ, with the noise multiplier that the unified
-        RDP accountant (:func:`dpadmm_lite.accounting.calibrate_noise`) finds for ``T + 1``
-        releases at (ε, δ), and Δ = 2c/n.
+        ``"accountant"`` (default): (ε, δ) is the end-to-end budget of the run. The ledger at
+        unit scale — ``T + 1`` Gaussian releases of the mean gradient, sensitivity
+        ``Δ = 2c/n`` (replace-one), noise Δ — is scaled by the factor ``s`` that
+        :func:`dpadmm_lite.accounting.calibrate_ledger` finds, so ``σ = sΔ`` and the unified
+        accountant reports ``0.97ε ≤ ε_spent ≤ ε``.
+        ``"paper"``: σ from Theorem 1, eq. (8), ``σ² = c²αT/(2n²εμ)`` with
+        ``α = log(1/δ)/((1−μ)ε) + 1`` — the paper's meaning of ε (Δ = c/n, T releases).
     clip
         Per-example gradient clipping norm; replaces c (required for the squared loss).
+    name
+        The algorithm, for the message when the rows exceed ``feature_bound``.
 
     Returns
     -------
@@ -157,6 +201,15 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: f
     privacy_paper : PrivacyGuarantee
         What Theorem 1 claims for this σ: the target ε for ``"paper"``; for ``"accountant"``,
         :func:`dpadmm_lite.accounting.xu2020_epsilon` (the paper's argument read backwards).
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpadmm_lite import accounting, datasets, problems
+    >>> X, y, _ = datasets.make_classification(500, 5, seed=0)
+    >>> sigma, ledger, _ = noise_scale(problems.logistic(X, y, 1e-2), epsilon=1.0, delta=1e-5, iterations=50)
+    >>> 0.97 <= accounting.ledger_epsilon(ledger, 1e-5) <= 1.0
+    True
     """
     epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)
@@ -167,23 +220,24 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: f
         return 0.0, [], NO_PRIVACY
     from .. import accounting
 
-    c = _gradient_bound(problem, clip)
+    c = _gradient_bound(problem, clip, name)
     n = problem.n
     sensitivity = 2.0 * c / n  # replace one record: ‖(∇f_j − ∇f_j')/n‖ ≤ 2c/n (the proof of Thm 1 uses c/n)
     releases = iterations + 1  # T noisy gradients in the x-updates + the one inside u₀
+    note = "noisy mean gradient ∇f + P_t (T x-updates and u₀)"
     if calibration == "paper":
-        sigma = float(accounting.xu2020_sigma(epsilon, delta, iterations=iterations, n=n, lipschitz=c, mu=mu))
+        sigma = float(accounting.xu2020_sigma(epsilon, delta, iterations=iterations, n=n, lipschitz=c, mu=mu))  # (8)
         claimed = epsilon
-    else:
-        sigma = float(accounting.calibrate_noise(epsilon, delta, steps=releases)) * sensitivity
+    else:  # the paper's shape (one σ for all T + 1 releases), scaled to spend (ε, δ) end to end
+        unit = [PrivacyEvent("gaussian", sensitivity, sensitivity, count=releases, note=note)]
+        sigma = accounting.calibrate_ledger(unit, epsilon, delta) * sensitivity
         # what the paper's own argument (Δ = c/n, T releases, best μ) claims for this σ
         claimed = float(accounting.xu2020_epsilon(sigma, delta, iterations=iterations, n=n, lipschitz=c))
     paper = PrivacyGuarantee(
         claimed, delta, "Xu et al. 2020, Thm 1",
         statement=(f"σ² = c²αT/(2n²εμ), α = log(1/δ)/((1−μ)ε) + 1, with c = {c:.4g}, n = {n}, "
                    f"T = {iterations}; the proof takes Δ = c/n and counts T releases"))
-    ledger = [PrivacyEvent("gaussian", sensitivity, sigma, count=releases,
-                           note="noisy mean gradient ∇f + P_t (T x-updates and u₀)")]
+    ledger = [PrivacyEvent("gaussian", sensitivity, sigma, count=releases, note=note)]
     return sigma, ledger, paper
 
 
@@ -224,18 +278,45 @@ class _Iterates:
     u0: np.ndarray
 
 
+#: Below this fraction of non-zero features the gradient runs on a CSR copy of X (Adult: 12 %).
+SPARSE_BELOW = 0.3
+_DATA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # problem → (X, X or its CSR copy)
+
+
+def _data_matrix(problem):
+    """The training features as the gradient uses them: a CSR copy when sparse enough (one per problem).
+
+    The two products of a gradient, ``X x`` and ``Xᵀ r``, then cost O(nnz) instead of O(nd): on
+    Adult's one-hot features (12 % non-zero) the 100 iterations of a full-data run take about a
+    quarter of the time.
+    """
+    cached = _DATA.get(problem)
+    if cached is None or cached[0] is not problem.X:
+        X = problem.X
+        cached = (X, scipy.sparse.csr_matrix(X) if np.count_nonzero(X) < SPARSE_BELOW * X.size else X)
+        _DATA[problem] = cached
+    return cached[1]
+
+
 def _gradient_oracle(problem, clip):
     """∇f, or the mean of per-example gradients clipped to norm ``clip`` (one pass over X)."""
+    X, labels, n = _data_matrix(problem), problem.y, problem.n
     if clip is None:
-        return problem.gradient
-    X, labels, n = problem.X, problem.y, problem.n
-    row_norm = np.sqrt((X**2).sum(axis=1))
+        if not scipy.sparse.issparse(X):
+            return problem.gradient
+
+        def gradient(x):  # ∇f(x) = (1/n) Σ_j ℓ'(a_j·x) a_j
+            return X.T @ problem._dloss_of_margin(X @ x, labels) / n
+
+        return gradient
+    row_norm = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if scipy.sparse.issparse(X)
+                       else (X**2).sum(axis=1))
 
     def clipped_gradient(x):
         r = problem._dloss_of_margin(X @ x, labels)  # ∇f_j(x) = r_j a_j, so ‖∇f_j‖ = |r_j|·‖a_j‖
         norm = np.abs(r) * row_norm
         scale = np.where(norm > clip, clip / np.where(norm > 0, norm, 1.0), 1.0)
-        return (r * scale) @ X / n
+        return X.T @ (r * scale) / n
 
     return clipped_gradient
 
@@ -304,7 +385,7 @@ def _iterate(problem, *, rho, iterations, eta, gamma, sigma, rng, accelerated, c
     return _Iterates(xs, ys, us, P, x0, u0)
 
 
-def _run(problem, *, epsilon, delta, rho, iterations, seed, accelerated, eta, gamma, mu, calibration, clip,
+def _run(problem, *, name, epsilon, delta, rho, iterations, seed, accelerated, eta, gamma, mu, calibration, clip,
          restart=None) -> Trace:
     epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)
@@ -316,7 +397,7 @@ def _run(problem, *, epsilon, delta, rho, iterations, seed, accelerated, eta, ga
         raise ValueError(f"restart must be True or False, got {restart!r}")
     eta, gamma = step_settings(problem, rho=rho, eta=eta, gamma=gamma)
     sigma, ledger, paper = noise_scale(problem, epsilon=epsilon, delta=delta, iterations=iterations, mu=mu,
-                                       calibration=calibration, clip=clip)
+                                       calibration=calibration, clip=clip, name=name)
     rng = np.random.default_rng(seed)
     with _one_blas_thread():
         it = _iterate(problem, rho=rho, iterations=iterations, eta=eta, gamma=gamma, sigma=sigma, rng=rng,
@@ -357,7 +438,8 @@ _COMMON_DOC = """
         A :class:`~dpadmm_lite.problems.Problem` (logistic or squared loss; any regulariser: the
         splitting ``Ax − y = 0`` is ``problem.constraint_matrix``).
     epsilon, delta
-        Privacy budget; ``epsilon = math.inf`` means no noise.
+        End-to-end privacy budget of the run (replace-one neighbours) under the default
+        calibration; ``epsilon = math.inf`` means no noise.
     rho
         ADMM penalty ρ > 0.
     iterations
@@ -365,17 +447,21 @@ _COMMON_DOC = """
     seed
         Seed of ``numpy.random.default_rng`` (the only source of randomness).
     eta
-        Step size η ∈ (0, 1/L_f]; default ``1/L_f`` (``L_f = problem.smoothness``).
+        Step size η ∈ (0, 1/L_f]; default ``1/problem.public_smoothness`` (a public bound on
+        ``L_f``, so the step does not read the data; see :func:`default_smoothness`).
     gamma
         γ ≥ ηρ‖AᵀA‖₂ + 1 (default: that minimum). The x-update moves by ``η/γ``.
     mu
-        μ ∈ (0, 1) of Theorem 1 (default 0.5, as in the paper's experiments).
+        μ ∈ (0, 1) of Theorem 1 (default 0.5, as in the paper's experiments); used by
+        ``calibration="paper"`` only.
     calibration
-        ``"paper"`` (Theorem 1, eq. 8) or ``"accountant"`` (unified RDP accountant, Δ = 2c/n,
-        T + 1 releases); see :func:`noise_scale`.
+        ``"accountant"`` (default: σ such that the unified accountant's ε for the ledger — Δ = 2c/n,
+        T + 1 releases — is the end-to-end target, within 3 %) or ``"paper"`` (Theorem 1, eq. 8,
+        the paper's meaning of ε); see :func:`noise_scale`.
     clip
         Optional per-example gradient clipping norm C; needed for a private run on the squared
-        loss (it then replaces the gradient bound c). ``None``: no clipping, c = problem.lipschitz.
+        loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c).
+        ``None``: no clipping, c = ``problem.lipschitz`` from the public ``feature_bound``.
     restart
         Accelerated versions only: Goldstein et al.'s restart rule (default ``False``, as in the
         paper).
@@ -391,9 +477,10 @@ _COMMON_DOC = """
 
 
 @register("dp_admm", paper="xu2020", private=True, setting="centralized",
-          description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)")
+          description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)",
+          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
 def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-            calibration="paper", clip=None) -> Trace:
+            calibration="accountant", clip=None) -> Trace:
     """DP-ADMM (Xu et al. 2020, Algorithm 2): linearized ADMM with gradient perturbation.
 
     For t = 1 … T::
@@ -409,17 +496,21 @@ def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=N
     Released model: ``x_T`` (the paper outputs ``x_T, y_T``; its utility theorem is about the
     averages, which we do not release).
 
-    Departures from the paper (module docstring): Δ = 2c/n in the ledger (the proof uses c/n),
-    u₀'s gradient is perturbed and counted (T + 1 releases), γ ≥ γ_min is enforced.
+    Privacy: by default σ is calibrated so that the whole run spends the end-to-end (ε, δ)
+    under the unified accountant (``calibration="accountant"``); ``calibration="paper"`` draws
+    Theorem 1's σ instead. Departures from the paper (module docstring): Δ = 2c/n in the ledger
+    (the proof uses c/n), u₀'s gradient is perturbed and counted (T + 1 releases), γ ≥ γ_min is
+    enforced, and the default step 1/L uses the public smoothness bound.
     """
-    return _run(problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
+    return _run(problem, name="dp_admm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
                 accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip)
 
 
 @register("dp_acc_admm", paper="xu2020", private=True, setting="centralized",
-          description="DP-AccADMM: DP-ADMM with Nesterov extrapolation of x and u (Xu et al. 2020, Alg. 3)")
+          description="DP-AccADMM: DP-ADMM with Nesterov extrapolation of x and u (Xu et al. 2020, Alg. 3)",
+          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
 def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-                calibration="paper", clip=None, restart=False) -> Trace:
+                calibration="accountant", clip=None, restart=False) -> Trace:
     """DP-AccADMM (Xu et al. 2020, Algorithm 3): DP-ADMM with a Nesterov step on x and u.
 
     With ``x̂₀ = x₀``, ``û₀ = u₀`` and ``θ₁ = 1``, for t = 1 … T: lines 2–4 of Algorithm 2 taken
@@ -455,15 +546,15 @@ def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gam
     ``c_t = c_{t−1}/0.999``. The restart test reads only iterates, i.e. post-processes the noisy
     releases, so it costs no privacy. Default ``False``: Algorithm 3 as published.
     """
-    return _run(problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
+    return _run(problem, name="dp_acc_admm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
+                seed=seed, accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
                 restart=restart)
 
 
 @register("admm_linearized", paper="xu2020", private=False, setting="centralized",
           description="Linearized ADMM for Ax + By = c (Xu et al. 2020, Alg. 2 without noise)")
 def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-                    gamma=None, mu=0.5, calibration="paper", clip=None) -> Trace:
+                    gamma=None, mu=0.5, calibration="accountant", clip=None) -> Trace:
     """Linearized ADMM (Xu et al. 2020, Algorithm 2 with σ = 0): the non-private twin of ``dp_admm``.
 
     Exactly the code of :func:`dp_admm` with no noise; ``epsilon`` must be ``math.inf``.
@@ -471,15 +562,15 @@ def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iteration
     algorithms of this module; they have no effect without noise.
     """
     _require_no_noise("admm_linearized", epsilon, "dp_admm")
-    return _run(problem, epsilon=math.inf, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip)
+    return _run(problem, name="admm_linearized", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations,
+                seed=seed, accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip)
 
 
 @register("acc_admm", paper="xu2020", private=False, setting="centralized",
           description="Accelerated linearized ADMM, Nesterov step on x and u (Xu et al. 2020, Alg. 3 without "
                       "noise; cf. Goldstein et al. 2014)")
 def acc_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-             gamma=None, mu=0.5, calibration="paper", clip=None, restart=False) -> Trace:
+             gamma=None, mu=0.5, calibration="accountant", clip=None, restart=False) -> Trace:
     """Accelerated linearized ADMM (Xu et al. 2020, Algorithm 3 with σ = 0): twin of ``dp_acc_admm``.
 
     Exactly the code of :func:`dp_acc_admm` with no noise; ``epsilon`` must be ``math.inf``. See
@@ -487,8 +578,8 @@ def acc_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, 
     (their Algorithm 8), which it needs to converge on weakly convex problems.
     """
     _require_no_noise("acc_admm", epsilon, "dp_acc_admm")
-    return _run(problem, epsilon=math.inf, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
+    return _run(problem, name="acc_admm", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations,
+                seed=seed, accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
                 restart=restart)
 
 
