@@ -37,6 +37,23 @@ All of them share the aggregator step (Alg. 1–3)::
 (``dp_sgd_star`` has no duals: the aggregator averages the agents' models). ``ε = ∞`` draws no
 noise, and every private algorithm is then bit-for-bit its non-private twin.
 
+**What ε means.** ``epsilon``, ``delta`` are the end-to-end budget of the whole run for one record
+of one agent (replace-one neighbours), as everywhere in the book: the default
+``calibration="accountant"`` keeps each paper's noise *shape* (Huang et al.'s time-varying
+``σ_{i,k} ∝ 1/(m_i(ρ + 1/η_i^k))``, PVP's and DP-SGD's constant σ_i ∝ 1/m_i) and scales it until
+the unified accountant's ε for the most exposed agent's ledger is the target
+(:func:`dpadmm_lite.accounting.calibrate_ledger`); DVP calibrates its per-iteration α instead.
+``calibration="paper"`` keeps the papers' formulas and their meaning of ε — **per iteration**, as
+in Huang et al.'s experiments (Sec. VI-C) — for reproducing them; the trace's ``privacy`` then
+shows what the run truly spends end to end, and ``privacy_paper`` what the paper claims.
+
+**Public constants only.** Every sensitivity uses ``c₁ = problem.lipschitz`` (gradient bound) and
+``problem.per_example_smoothness`` (curvature bound), which come from the declared public
+``problem.feature_bound``; private runs refuse rows beyond it (``ValueError`` naming
+``feature_bound``), except ``dp_sgd_star``, which clips per example. Theorems 3/4's ``c_w`` (a bound
+on ``‖w*‖``) is by default a public bound from λ (:func:`public_c_w`); the paper's ``‖w*‖`` of a
+pre-trained model reads the private data and is available, labelled, as ``c_w="optimum"``.
+
 References: Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed
 learning with differential privacy", IEEE TIFS 2019 (``papers/huang2019_…``); T. Zhang, Q. Zhu,
 "Dynamic differential privacy for ADMM-based distributed classification learning", IEEE TIFS
@@ -52,7 +69,13 @@ docstrings):
   gradients are exact, so the solution keeps double precision. For ℓ1, batched accelerated
   proximal gradient (FISTA with the strong-convexity momentum of the ρ-term, step ``1/L_i`` from
   each agent's Gram matrix). Both are warm-started at the agent's previous model and stop when
-  every agent's (proximal-)gradient norm is below ``inner_tol``.
+  every agent's (proximal-)gradient norm is below ``inner_tol``, which certifies the distance to
+  the exact minimiser by strong convexity (:func:`_tolerance_bound`): PVP's ledger adds it to the
+  sensitivity, DVP's ledger note states it, and a solve that stops early at ``max_inner`` warns
+  (``RuntimeWarning``) and says so in the ledger — never silently.
+* **Step sizes under an end-to-end ε.** Theorems 3/4's η_i^k contain the per-iteration ε; they
+  depend on (ε, δ) only through eq. (14)'s noise multiplier, so under the accountant they are
+  evaluated at the calibrated multiplier (see :func:`dp_admm_star`).
 * **Theorem 3's step** (eq. 29) has ``(c₁ + λc₂/n)²``; Sec. VI-E writes ``(1 + 10⁻⁶√104/n)²``
   with an extra ``/n``. We follow the theorem (the difference is below 1e-7).
 * **Augmented objective** of Sec. VI-D, ``Σ_i (f_i(w̃_i^k) + ρ‖w̃_i^k − w̄^k‖)``: the paper does
@@ -71,7 +94,8 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -85,8 +109,8 @@ from ..problems import Agents, make_agents
 from ..registry import register
 from ..trace import PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 
-__all__ = ["admm_star", "pvp_star", "dvp_star", "dp_admm_star", "dp_sgd_star", "step_sizes",
-           "stack_agents"]
+__all__ = ["admm_star", "pvp_star", "dvp_star", "dp_admm_star", "dp_sgd_star", "step_sizes", "public_c_w",
+           "stack_agents", "CALIBRATIONS"]
 
 REGULARIZERS = ("l1", "l2")
 
@@ -298,9 +322,11 @@ def _exact_update(stack: _Stack, G, w, rho, W, Z, *, extra=0.0, tol=1e-9, max_in
     Alg. 1, line 4 with ``L_{ρ,i}`` of eq. (6) (``G`` = the duals γ^{k−1}, or DVP's perturbed ones,
     ``extra`` = DVP's additional penalty Φ). Warm start ``W`` with margins ``Z``; ``cache`` (a dict
     kept across iterations) holds the Hessian factors the ℓ2 solver reuses. Returns the
-    minimisers, their margins, and a bound on the largest distance ``‖W_i − argmin_i‖`` left by
-    stopping at tolerance (gradient norm/μ for ℓ2; 3·(gradient-mapping norm)/ρ for ℓ1, since
-    ``‖y − x*‖ ≤ 2‖G_L(y)‖/μ`` for a μ-strongly convex composite objective).
+    minimisers, their margins, a certified bound on the largest distance ``‖W_i − argmin_i‖``
+    left by stopping (gradient norm/μ for ℓ2, by μ-strong convexity; 3·(gradient-mapping
+    norm)/ρ for ℓ1, since ``‖y − x*‖ ≤ 2‖G_L(y)‖/μ`` for a μ-strongly convex composite
+    objective), and whether every agent reached ``tol`` within ``max_inner`` steps (then the
+    bound is at most :func:`_tolerance_bound`).
     """
     if stack.problem.regularizer == "l2":
         return _newton(stack, G, w, rho, W, Z, extra=extra, tol=tol, max_inner=max_inner,
@@ -355,7 +381,7 @@ def _newton(stack, G, w, rho, W, Z, *, extra, tol, max_inner, cache):
             cache.pop("chol")
         fresh = False
         norm = norm_new
-    return W, Z, float(np.max(norm / mu[:, 0]))
+    return W, Z, float(np.max(norm / mu[:, 0])), bool(norm.max() <= tol)
 
 
 #: The ℓ2 solver recomputes the Hessians when a step with stale ones shrinks a gradient by less.
@@ -390,7 +416,19 @@ def _fista(stack, G, w, rho, W, Z, *, tol, max_inner):
             break
         Y = W + beta * (W - W_prev)
         Zy = stack.margins(Y)
-    return W, stack.margins(W), 3.0 * float(np.max(moved)) / rho
+    return W, stack.margins(W), 3.0 * float(np.max(moved)) / rho, bool(np.max(moved) <= tol)
+
+
+def _tolerance_bound(problem, rho, tol, extra=0.0) -> float:
+    """Certified distance to the exact local minimiser once the solver has reached ``tol``.
+
+    Known before the run and the same for every dataset (it uses only ρ, λ and Φ): ℓ2 stops at
+    gradient norm ≤ tol of a (ρ + λ + Φ)-strongly convex objective, so ``‖w − w*‖ ≤ tol/(ρ + λ + Φ)``;
+    ℓ1 (FISTA) at gradient-mapping norm ≤ tol, so ``‖w − w*‖ ≤ 3·tol/ρ`` (see :func:`_exact_update`).
+    """
+    if problem.regularizer == "l2":
+        return tol / (rho + problem.lam + float(np.min(extra)))
+    return 3.0 * tol / rho
 
 
 # ====================================================================== the shared run
@@ -402,7 +440,8 @@ class _Record:
     loss: np.ndarray  # (T, N) local loss (1/m_i) Σ ℓ at the released local model w̃_i^k
     reg: np.ndarray  # (T, N) R(w̃_i^k)
     dist: np.ndarray  # (T, N) ‖w̃_i^k − w^k‖
-    solve_error: float = 0.0  # exact updates: largest ‖w_i^k − argmin‖ left by the inner solver
+    solve_error: float = 0.0  # exact updates: largest certified ‖w_i^k − argmin‖ left by the inner solver
+    stopped_early: list = field(default_factory=list)  # iterations (1-based) whose inner solve missed inner_tol
 
     @classmethod
     def empty(cls, T, N, d):
@@ -481,9 +520,11 @@ def _exact_admm(stack, *, rho, iterations, rng, primal_sigma=None, dual_zeta=Non
         G_used = G
         if dual_zeta is not None:  # Zhang & Zhu (14): μ_i = γ_i + ξ_i/m_i, ξ_i ∝ exp(−ζ_i‖ξ‖)
             G_used = G + mechanisms.l2_laplace(rng, dual_zeta, (N, d)) / stack.sizes[:, None]
-        W, Z, error = _exact_update(stack, G_used, w, rho, W, Z, extra=extra, tol=inner_tol,
-                                    max_inner=max_inner, cache=cache)
+        W, Z, error, converged = _exact_update(stack, G_used, w, rho, W, Z, extra=extra, tol=inner_tol,
+                                               max_inner=max_inner, cache=cache)
         rec.solve_error = max(rec.solve_error, error)  # line 4: w_i^k = argmin L_{ρ,i}(w_i, w^{k−1}, γ_i^{k−1})
+        if not converged:
+            rec.stopped_early.append(k + 1)
         W_tilde, Z_tilde = W, Z
         if primal_sigma is not None:  # Alg. 2, line 5: w̃_i^k = w_i^k + N(0, σ_i² I)
             W_tilde = W + mechanisms.gaussian(rng, primal_sigma, (N, d))
@@ -500,13 +541,20 @@ def _params(stack, **extra):
 
 
 def _worst_agent_events(sensitivity, sigma, note):
-    """Gaussian ledger events: per release, the agent with the least noise per unit sensitivity."""
+    """Gaussian ledger events of the most exposed agent: per release, the least noise per unit sensitivity.
+
+    ``sensitivity`` and ``sigma`` are ``(T, N)``, one row per iteration. When every iteration
+    releases the same (constant noise), the ledger is one event with ``count = T``.
+    """
     sensitivity = np.atleast_2d(sensitivity)
     sigma = np.atleast_2d(sigma)
     worst = np.argmin(sigma / sensitivity, axis=1)
     rows = np.arange(len(worst))
-    return [PrivacyEvent("gaussian", float(sensitivity[k, i]), float(sigma[k, i]), note=f"{note}, iteration {k + 1}")
-            for k, i in zip(rows, worst)]
+    sens, noise = sensitivity[rows, worst], sigma[rows, worst]
+    if np.all(sens == sens[0]) and np.all(noise == noise[0]):  # one release, repeated T times
+        return [PrivacyEvent("gaussian", float(sens[0]), float(noise[0]), count=len(rows),
+                             note=f"{note}, iterations 1–{len(rows)}")]
+    return [PrivacyEvent("gaussian", float(sens[k]), float(noise[k]), note=f"{note}, iteration {k + 1}") for k in rows]
 
 
 # ====================================================================== registered algorithms
@@ -527,10 +575,14 @@ _COMMON_DOC = """
     ----------
     problem
         A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
-        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``).
+        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
+        from the public ``problem.feature_bound``).
     epsilon, delta
-        Per-iteration privacy budget of every agent, as in Huang et al.'s experiments (Sec. VI-C:
-        "privacy budget per iteration ε"); ``math.inf`` draws no noise.
+        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
+        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
+        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
+        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
+        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
     rho
         ADMM penalty ρ > 0 (the paper's experiments: 0.1).
     iterations
@@ -540,6 +592,17 @@ _COMMON_DOC = """
     n_agents, sizes, owner
         How the training data are dealt to the agents; see :func:`stack_agents`.
 """
+
+_CALIBRATION_DOC = """
+    calibration
+        ``"accountant"`` (default) keeps the paper's noise shape and scales it until the unified
+        accountant's ε for the most exposed agent's ledger is the end-to-end target (within
+        3 %, never above); ``"paper"`` uses the paper's own per-iteration formula.
+"""
+
+#: How the noise is chosen for a finite ε: the unified accountant (default; ε, δ end to end) or the
+#: papers' own per-iteration formulas (eq. 14 and Sec. III-A; Zhang & Zhu's Alg. 2 for DVP).
+CALIBRATIONS = ("accountant", "paper")
 
 
 @register("admm_star", paper="huang2019", private=False, setting="star",
@@ -572,56 +635,84 @@ def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
 
 
 @register("pvp_star", paper="huang2019", private=True, setting="star",
-          description="ADMM with primal variable perturbation over a star (Huang et al. 2019, Alg. 2)")
+          description="ADMM with primal variable perturbation over a star (Huang et al. 2019, Alg. 2)",
+          tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.1, 1.0, 10.0)})
 @_one_blas_thread
 def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-             inner_tol=1e-9, max_inner=50) -> Trace:
+             inner_tol=1e-9, max_inner=50, calibration="accountant") -> Trace:
     """ADMM with primal variable perturbation, PVP (Huang et al. 2019, Alg. 2; Zhang & Zhu 2017).
 
     Exact local update as in :func:`admm_star`, then each agent broadcasts
-    ``w̃_i^k = w_i^k + N(0, σ_i² I)`` with the constant (Sec. III-A)::
+    ``w̃_i^k = w_i^k + N(0, σ_i² I)`` with a constant σ_i proportional to the sensitivity
+    ``Δ_i = 2c₁/(m_i Λ)`` of the exact minimiser of a Λ-strongly convex subproblem (Huang et al.,
+    Appendix A), ``Λ = λ/n + ρ`` (ℓ2), ``Λ = ρ`` (ℓ1). The paper's σ (Sec. III-A,
+    ``calibration="paper"``, ε per iteration) is the classic Gaussian mechanism::
 
-        σ_i = 2c₁ √(2 ln(1.25/δ)) / (Λ m_i ε),   Λ = λ/n + ρ  (ℓ2),  Λ = ρ (ℓ1),
+        σ_i = 2c₁ √(2 ln(1.25/δ)) / (Λ m_i ε);
 
-    the Gaussian mechanism for the sensitivity ``2c₁/(m_i Λ)`` of the exact minimiser of a
-    Λ-strongly convex subproblem (Huang et al., Appendix A). Huang et al. follow Zhang & Zhu's
-    PVP but with Gaussian noise; Zhang & Zhu's own PVP uses ℓ2-Laplace noise and ends with one
-    DVP step, which we do not reproduce. Huang et al. run PVP on ℓ2 only; the sensitivity
-    argument needs only the ρ-term's strong convexity, so ℓ1 runs too (Λ = ρ).
+    by default ``σ_i = s·Δ_i`` with the factor s that makes the T releases spend the end-to-end
+    (ε, δ). Huang et al. follow Zhang & Zhu's PVP but with Gaussian noise; Zhang & Zhu's own PVP
+    uses ℓ2-Laplace noise and ends with one DVP step, which we do not reproduce. Huang et al. run
+    PVP on ℓ2 only; the sensitivity argument needs only the ρ-term's strong convexity, so ℓ1 runs
+    too (Λ = ρ).
 
-    Privacy: ``privacy_paper`` is Huang et al.'s end-to-end reading (Sec. VI-C: per-iteration
-    (ε, δ) and the moments accountant, ``accounting.huang2019_total_epsilon``); ``privacy`` is the
-    unified accountant on the T Gaussian releases of the worst agent. The inner solver stops at
-    ``inner_tol``, so the released minimiser is only within ``noise["solve_error"]`` of the exact
-    one; the ledger adds twice that to the sensitivity (a negligible 1e-8 relative at the
-    default tolerance, but never less than the truth).
+    The inner solver stops at ``inner_tol``, so the released minimiser is within the certified
+    distance b = :func:`_tolerance_bound` (``inner_tol/Λ`` for ℓ2, ``3·inner_tol/ρ`` for ℓ1) of the
+    exact one, for D and for D' alike: the ledger's sensitivity is ``Δ_i + 2b`` (a negligible
+    1e-8 relative at the default tolerance, but never less than the truth), and the calibration
+    uses it. A run whose inner solve misses ``inner_tol`` within ``max_inner`` steps warns
+    (``RuntimeWarning``), records the measured distance instead, and says so in the ledger note.
+
+    Privacy: ``privacy_paper`` is Huang et al.'s end-to-end reading of the per-iteration
+    (ε₀, δ) the noise corresponds to (Sec. VI-C and the moments accountant,
+    ``accounting.huang2019_total_epsilon``); ``privacy`` is the unified accountant on the T
+    Gaussian releases of the most exposed agent.
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "pvp_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
                                                    sizes=sizes, owner=owner, private=True)
     inner_tol = check.positive("inner_tol", inner_tol)
     max_inner = check.count("max_inner", max_inner)
+    check.choice("calibration", calibration, CALIBRATIONS)
+    _check_records(problem, "pvp_star", epsilon)
     strong = rho + (problem.lam if problem.regularizer == "l2" else 0.0)
     sensitivity = 2.0 * problem.lipschitz / (stack.sizes * strong)  # Appendix A: 2c₁/(m_i(λ/n + ρ))
-    sigma = _gaussian_sigma(sensitivity, epsilon, delta)
+    bound = _tolerance_bound(problem, rho, inner_tol)  # ‖released − exact minimiser‖, certified in advance
+    covered = np.tile(sensitivity + 2.0 * bound, (T, 1))  # what one record can move the released w_i^k
+    if math.isinf(epsilon):
+        scale, eps0 = 0.0, math.inf
+    elif calibration == "paper":  # Sec. III-A: the classic Gaussian mechanism at per-iteration ε
+        scale, eps0 = _classic_multiplier(epsilon, delta), epsilon
+    else:  # the paper's shape σ_i ∝ Δ_i, scaled so that the worst agent's T releases spend (ε, δ)
+        scale = _calibrated_scale(_worst_agent_events(covered, np.tile(sensitivity, (T, 1)), "PVP broadcast w̃_i"),
+                                  epsilon, delta)
+        eps0 = _per_iteration_epsilon(scale, delta)
+    sigma = scale * sensitivity
     rec = _exact_admm(stack, rho=rho, iterations=T, rng=np.random.default_rng(seed), primal_sigma=sigma,
                       inner_tol=inner_tol, max_inner=max_inner)
-    # the released w_i^k is within solve_error of the exact minimiser, for D and for D' alike
-    released_sensitivity = sensitivity + 2.0 * rec.solve_error
-    ledger = [] if math.isinf(epsilon) else _worst_agent_events(
-        np.tile(released_sensitivity, (T, 1)), np.tile(sigma, (T, 1)), "PVP broadcast w̃_i")
-    return _finish(problem, rec, rho=rho, noise={"sigma": sigma, "sensitivity": sensitivity,
-                                                 "solve_error": rec.solve_error}, ledger=ledger,
-                   delta=delta, privacy_paper=_huang_claim(epsilon, delta, T, "PVP (Sec. III-A)"),
-                   params=_params(stack, inner_tol=inner_tol, max_inner=max_inner))
+    ledger = []
+    if not math.isinf(epsilon):
+        note = "PVP broadcast w̃_i"
+        if rec.stopped_early:  # the certified bound does not hold: record the measured distance, and say so
+            covered = np.tile(sensitivity + 2.0 * max(bound, rec.solve_error), (T, 1))
+            note += _stopped_early_note("pvp_star", rec, T, max_inner, inner_tol)
+        ledger = _worst_agent_events(covered, np.tile(sigma, (T, 1)), note)
+    return _finish(problem, rec, rho=rho,
+                   noise={"sigma": sigma, "sensitivity": sensitivity, "solve_error": rec.solve_error,
+                          "solve_bound": bound, "noise_multiplier": scale, "per_iteration_epsilon": eps0,
+                          "calibration": calibration},
+                   ledger=ledger, delta=delta, privacy_paper=_huang_claim(eps0, delta, T, "PVP (Sec. III-A)",
+                                                                          calibration),
+                   params=_params(stack, inner_tol=inner_tol, max_inner=max_inner, calibration=calibration))
 
 
 @register("dvp_star", paper="huang2019", private=True, setting="star",
           description="ADMM with dual variable perturbation over a star (Zhang & Zhu 2017, Alg. 2; "
-                      "baseline of Huang et al. 2019)")
+                      "baseline of Huang et al. 2019)",
+          tasks=("logistic-l2",), tuning={"rho": (0.1, 1.0, 10.0)})
 @_one_blas_thread
 def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-             inner_tol=1e-9, max_inner=50) -> Trace:
+             inner_tol=1e-9, max_inner=50, calibration="accountant") -> Trace:
     """ADMM with dual variable perturbation, DVP (Zhang & Zhu 2017, Alg. 2), in the star setting.
 
     Before its exact local update each agent perturbs its dual (Zhang & Zhu eq. 14, in the star's
@@ -631,8 +722,9 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
         w_i^k = argmin f_i(v) − ⟨μ_i, v⟩ + ρ/2‖v − w^{k−1}‖² + Φ_i/2‖v‖²     (Zhang & Zhu 13, 15)
 
     which is Chaudhuri et al.'s objective perturbation of a Λ-strongly convex problem,
-    Λ = ρ + λ/n. With α = ε (each iteration ε-DP, pure), c = ``problem.per_example_smoothness``
-    (bound on ℓ''‖a‖²) and c₁ = ``problem.lipschitz`` (Zhang & Zhu, Alg. 2)::
+    Λ = ρ + λ/n. For a per-iteration pure privacy α, with c = ``problem.per_example_smoothness``
+    (bound on ℓ''‖a‖²) and c₁ = ``problem.lipschitz`` (Zhang & Zhu, Alg. 2), both from the public
+    ``feature_bound``::
 
         α̂_i = α − 2 ln(1 + c/(m_i Λ));  Φ_i = 0 if α̂_i > 0,
         else Φ_i = c/(m_i(e^{α/4} − 1)) − Λ and α̂_i = α/2;   ζ_i = α̂_i/(2c₁).
@@ -642,6 +734,19 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     printed one would not. The released ``w_i^k`` is the unperturbed minimiser (its randomness
     comes from μ). Needs ℓ2 (objective perturbation needs a twice-differentiable objective), as in
     both papers.
+
+    **Which α.** ``calibration="paper"``: α = ε, each iteration ε-DP (pure), as in Zhang & Zhu.
+    ``calibration="accountant"`` (default): Φ and ζ depend on α non-linearly, so the noise is not
+    scaled but α itself is calibrated (bisection, :func:`dpadmm_lite.accounting.calibrate_ledger`
+    on T pure releases of unit ε₀) so that the T releases of the most exposed agent spend the
+    end-to-end (ε, δ) under the unified accountant; ζ and Φ are then Alg. 2's for that α.
+
+    **The exact minimiser.** Objective perturbation is private for the *exact* minimiser. Each
+    f-step is solved until the gradient norm is ≤ ``inner_tol``; by (Λ + Φ)-strong convexity the
+    released model is then certified within ``inner_tol/(Λ + Φ)`` of the exact one
+    (``noise["solve_bound"]``, and in the ledger note). A run whose inner solve stops early
+    (``max_inner`` steps) emits a ``RuntimeWarning`` and its ledger note says which iterations:
+    the guarantee is then not certified.
 
     Privacy: ``privacy_paper`` is the per-iteration α-DP of Zhang & Zhu's Theorem 1 composed
     over T iterations (basic composition, δ = 0); ``privacy`` is the unified accountant on the
@@ -656,31 +761,47 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
                                                    sizes=sizes, owner=owner, private=True)
     inner_tol = check.positive("inner_tol", inner_tol)
     max_inner = check.count("max_inner", max_inner)
-    zeta, extra, effective = dvp_noise(problem, epsilon=epsilon, rho=rho, sizes=stack.sizes)
+    check.choice("calibration", calibration, CALIBRATIONS)
+    _check_records(problem, "dvp_star", epsilon)
+    if math.isinf(epsilon) or calibration == "paper":
+        alpha = epsilon  # Zhang & Zhu: each iteration α = ε-DP
+    else:  # T pure α-DP releases (ζΔ = α), α calibrated so that they compose to (ε, δ)
+        unit = [PrivacyEvent("laplace_l2", 1.0, 1.0, count=T, note="unit scale: α = 1 per iteration")]
+        alpha = 1.0 / _calibrated_scale(unit, epsilon, delta)
+    zeta, extra, effective = dvp_noise(problem, epsilon=alpha, rho=rho, sizes=stack.sizes)
     rec = _exact_admm(stack, rho=rho, iterations=T, rng=np.random.default_rng(seed),
                       dual_zeta=None if math.isinf(epsilon) else zeta, extra=extra,
                       inner_tol=inner_tol, max_inner=max_inner)
+    bound = _tolerance_bound(problem, rho, inner_tol, extra)
     if math.isinf(epsilon):
         ledger, paper = [], None
     else:
         worst = int(np.argmax(effective * zeta))  # every agent spends α; take the first of the worst
-        ledger = [PrivacyEvent("laplace_l2", float(effective[worst]), float(zeta[worst]), count=T,
-                               note="DVP: objective perturbation of the local update (effective sensitivity α/ζ)")]
-        paper = PrivacyGuarantee(T * epsilon, 0.0, "Zhang & Zhu 2017, Thm 1, composed over T iterations",
-                                 f"each iteration ε = {epsilon:g}-DP (pure) for every agent; basic composition "
+        note = (f"DVP: objective perturbation of the local update (effective sensitivity α/ζ, α = {alpha:.4g} per "
+                f"iteration); released minimiser certified within {bound:.1e} of the exact one")
+        if rec.stopped_early:
+            note += _stopped_early_note("dvp_star", rec, T, max_inner, inner_tol)
+        ledger = [PrivacyEvent("laplace_l2", float(effective[worst]), float(zeta[worst]), count=T, note=note)]
+        paper = PrivacyGuarantee(T * alpha, 0.0, "Zhang & Zhu 2017, Thm 1, composed over T iterations",
+                                 f"each iteration α = {alpha:.4g}-DP (pure) for every agent; basic composition "
                                  f"over T = {T} iterations")
-    return _finish(problem, rec, rho=rho, noise={"zeta": zeta, "extra_penalty": extra}, ledger=ledger, delta=delta,
-                   privacy_paper=paper, params=_params(stack, inner_tol=inner_tol, max_inner=max_inner))
+    return _finish(problem, rec, rho=rho,
+                   noise={"zeta": zeta, "extra_penalty": extra, "per_iteration_epsilon": alpha,
+                          "solve_error": rec.solve_error, "solve_bound": bound, "calibration": calibration},
+                   ledger=ledger, delta=delta, privacy_paper=paper,
+                   params=_params(stack, inner_tol=inner_tol, max_inner=max_inner, calibration=calibration))
 
 
 def dvp_noise(problem, *, epsilon: float, rho: float, sizes):
     """DVP's noise rate ζ_i, extra penalty Φ_i and effective sensitivity α/ζ_i for every agent.
 
-    :func:`dpadmm_lite.accounting.zhang2017_dvp_zeta` with the star's local penalty
-    ``ρ/2‖v − w^{k−1}‖²`` written as Zhang & Zhu's ``η Σ_{j∈N_p}‖v − ·‖²`` with ``η = ρ/2``, ``N_p = 1``
-    (both have curvature ρ), regulariser weight λ/n, ``C^R = 1`` and ``c₁`` = the curvature bound
+    ``epsilon`` is the per-iteration pure privacy α. :func:`dpadmm_lite.accounting.zhang2017_dvp_zeta`
+    with the star's local penalty ``ρ/2‖v − w^{k−1}‖²`` written as Zhang & Zhu's
+    ``η Σ_{j∈N_p}‖v − ·‖²`` with ``η = ρ/2``, ``N_p = 1`` (both have curvature ρ), regulariser
+    weight λ/n, ``C^R = 1`` and ``c₁`` = the public curvature bound
     ``problem.per_example_smoothness``. That function's ζ assumes gradients of norm ≤ 1; we divide
-    by ``problem.lipschitz`` for the general bound. See :func:`dvp_star`. ``ε = ∞``: ζ = ∞, Φ = 0.
+    by the public ``problem.lipschitz`` for the general bound. See :func:`dvp_star`.
+    ``ε = ∞``: ζ = ∞, Φ = 0.
     """
     sizes = np.asarray(sizes, float)
     if math.isinf(epsilon):
@@ -695,51 +816,69 @@ def dvp_noise(problem, *, epsilon: float, rho: float, sizes):
 
 @register("dp_admm_star", paper="huang2019", private=True, setting="star",
           description="DP-ADMM: approximate augmented Lagrangian + time-varying Gaussian noise (Huang et al. 2019, "
-                      "Alg. 3)")
+                      "Alg. 3)",
+          tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.01, 0.1, 1.0)})
 @_one_blas_thread
 def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-                 c_w=None) -> Trace:
+                 c_w=None, calibration="accountant") -> Trace:
     """DP-ADMM of Huang et al. (2019), Algorithm 3.
 
     Agent i at iteration k, in closed form (eq. 12a; 38a for ℓ1, 39a for ℓ2)::
 
         w_i^k = (−ℓ̄'_i(w̃_i^{k−1}) − (λ/n)R'(w̃_i^{k−1}) + γ_i^{k−1} + ρw^{k−1} + w̃_i^{k−1}/η_i^k)
                 / (ρ + 1/η_i^k)
-        w̃_i^k = w_i^k + N(0, σ_{i,k}² I),   σ_{i,k} = 2c₁√(2 ln(1.25/δ)) / (m_i ε (ρ + 1/η_i^k))   (14)
+        w̃_i^k = w_i^k + N(0, σ_{i,k}² I),   σ_{i,k} = z · Δ_{i,k},   Δ_{i,k} = 2c₁/(m_i(ρ + 1/η_i^k))
 
     with the step sizes η_i^k of Theorem 3 (ℓ1, eq. 29) or Theorem 4 (ℓ2, eq. 34), see
     :func:`step_sizes`; then the aggregator step (10c) and the dual step (10d) on the noisy
     ``w̃_i^k``. Initialisation: ``w^0 = w̃_i^0 = γ_i^0 = 0``.
 
-    The sensitivity of (12a) to one record of agent i is ``Δ_{i,k} = 2c₁/(m_i(ρ + 1/η_i^k))``
-    (Lemma 1) — bounded without smoothness or strong convexity, because the loss enters (12a)
-    only through one gradient. As η_i^k shrinks with k, Δ_{i,k} and σ_{i,k} shrink too; the
-    noise *multiplier* ``σ_{i,k}/Δ_{i,k} = √(2 ln(1.25/δ))/ε`` is the same at every iteration.
+    The sensitivity of (12a) to one record of agent i is ``Δ_{i,k}`` (Lemma 1) — bounded without
+    smoothness or strong convexity, because the loss enters (12a) only through one gradient. As
+    η_i^k shrinks with k, Δ_{i,k} and σ_{i,k} shrink too (time-varying noise); the noise
+    *multiplier* z = σ_{i,k}/Δ_{i,k} is the same at every iteration and for every agent.
 
-    Privacy: each iteration is (ε, δ)-DP for every agent (Theorem 1, proved for ε ≤ 1);
-    ``privacy_paper`` is the paper's end-to-end ``ε̄ = c₀√t ε`` (Theorem 2,
+    **Calibration.** ``"paper"``: eq. (14), ``z = √(2 ln(1.25/δ))/ε`` with ε per iteration
+    (Theorem 1, proved for ε ≤ 1). ``"accountant"`` (default): z is the noise multiplier whose T
+    releases (the paper's shape: one multiplier for every release) spend the end-to-end (ε, δ) —
+    :func:`dpadmm_lite.accounting.calibrate_ledger` on the unit-scale ledger. The step sizes of
+    Theorems 3/4 contain (ε, δ) only through ``ln(1.25/δ)/ε² = z²/2``, so they are evaluated at
+    the calibrated z: the run *is* Algorithm 3 at the per-iteration budget
+    ``ε₀ = √(2 ln(1.25/δ))/z`` (``noise["per_iteration_epsilon"]``) whose T-fold composition is
+    exactly (ε, δ), and the sensitivities Δ_{i,k} in the ledger use exactly the η_i^k that the
+    updates used.
+
+    Privacy: ``privacy_paper`` is the paper's end-to-end ``ε̄ = c₀√t ε₀`` (Theorem 2,
     ``accounting.huang2019_total_epsilon``); ``privacy`` is the unified accountant on T Gaussian
-    events (each iteration's Δ_{i,k} and σ_{i,k} for the worst agent).
+    events (each iteration's Δ_{i,k} and σ_{i,k} for the most exposed agent).
 
     Extra parameter
     ---------------
     c_w
-        ``‖w*‖`` in η_i^k. The paper pre-trains (c_w = 23 for ℓ1, 89 for ℓ2 on Adult); default
-        ``‖problem.reference_optimum().x‖``. Like the paper's, this choice reads the data and is
-        not privatised.
+        The bound on ``‖w*‖`` in η_i^k. ``None`` (default): a **public** bound, from the loss and λ
+        alone — the logistic loss is ≥ 0 and equals ln 2 at w = 0, so ``λ R(w*) ≤ F(0) = ln 2``:
+        ``c_w = min(c₁/λ, √(2 ln 2/λ))`` for ℓ2 (also ``λw* = −∇loss``), ``ln 2/λ`` for ℓ1
+        (‖w*‖₂ ≤ ‖w*‖₁). ``"optimum"``: the paper's choice, ``‖w*‖`` of a pre-trained model
+        (c_w = 23 for ℓ1, 89 for ℓ2 on Adult) — here ``‖problem.reference_optimum().x‖``, which
+        **reads the private data** and is not privatised (like the paper's). Or a positive number.
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "dp_admm_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
                                                    sizes=sizes, owner=owner, private=True)
+    check.choice("calibration", calibration, CALIBRATIONS)
+    _check_records(problem, "dp_admm_star", epsilon)
     c_w = _c_w(problem, c_w)
-    eta = step_sizes(problem, epsilon=epsilon, delta=delta, sizes=stack.sizes, iterations=T, c_w=c_w)  # (T, N)
-    sensitivity = 2.0 * problem.lipschitz / (stack.sizes * (rho + 1.0 / eta))  # Lemma 1, eq. (11)
     if math.isinf(epsilon):
-        sigma = np.zeros_like(eta)
-    else:
-        from ..accounting import huang2019_sigma
-        sigma = np.asarray(huang2019_sigma(epsilon, delta, lipschitz=problem.lipschitz, local_size=stack.sizes,
-                                           rho=rho, eta=eta), float)  # eq. (14)
+        z, eps0 = 0.0, math.inf
+    elif calibration == "paper":  # eq. (14): classic Gaussian mechanism at per-iteration ε
+        z, eps0 = _classic_multiplier(epsilon, delta), epsilon
+    else:  # the paper's shape (one multiplier z = σ_{i,k}/Δ_{i,k} for all T releases), scaled to (ε, δ)
+        unit = [PrivacyEvent("gaussian", 1.0, 1.0, count=T, note="unit scale: σ_{i,k} = Δ_{i,k}")]
+        z = _calibrated_scale(unit, epsilon, delta)
+        eps0 = _per_iteration_epsilon(z, delta)
+    eta = step_sizes(problem, sizes=stack.sizes, iterations=T, c_w=c_w, noise_multiplier=z)  # (29)/(34), (T, N)
+    sensitivity = 2.0 * problem.lipschitz / (stack.sizes * (rho + 1.0 / eta))  # Lemma 1, eq. (11)
+    sigma = z * sensitivity  # eq. (14): σ_{i,k} = 2c₁√(2 ln(1.25/δ))/(m_i ε (ρ + 1/η_i^k)) for z of eq. (14)
 
     rng = np.random.default_rng(seed)
     N, d = stack.n_agents, problem.d
@@ -760,47 +899,62 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
         rec.store(k, problem, w, W_tilde, loss)
 
     ledger = [] if math.isinf(epsilon) else _worst_agent_events(sensitivity, sigma, "DP-ADMM broadcast w̃_i^k")
-    return _finish(problem, rec, rho=rho, noise={"sigma": sigma, "eta": eta, "sensitivity": sensitivity},
+    return _finish(problem, rec, rho=rho,
+                   noise={"sigma": sigma, "eta": eta, "sensitivity": sensitivity, "noise_multiplier": z,
+                          "per_iteration_epsilon": eps0, "calibration": calibration},
                    ledger=ledger, delta=delta,
-                   privacy_paper=_huang_claim(epsilon, delta, T, "DP-ADMM (Thm 1, Thm 2)"),
-                   params=_params(stack, c_w=c_w))
+                   privacy_paper=_huang_claim(eps0, delta, T, "DP-ADMM (Thm 1, Thm 2)", calibration),
+                   params=_params(stack, c_w=c_w, calibration=calibration))
 
 
 @register("dp_sgd_star", paper="huang2019", private=True, setting="star",
           description="Distributed DP-SGD over a star: clipped noisy gradient steps, averaged (baseline of Huang et al. "
-                      "2019, after Abadi et al. 2016)")
+                      "2019, after Abadi et al. 2016)",
+          tasks=("logistic-l2", "logistic-l1"), tuning={"learning_rate": (1.0, 3.0, 10.0)})
 @_one_blas_thread
 def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=100, sizes=None, owner=None,
-                learning_rate=0.1, clip=None) -> Trace:
+                learning_rate=0.1, clip=None, calibration="accountant") -> Trace:
     """Distributed DP-SGD over a star: the baseline "DPSGD [Abadi et al.] for distributed settings".
 
     At iteration k every agent takes one full-batch (sampling ratio 1, Sec. VI-C) gradient step
     from the aggregator's ``w^{k−1}`` with clipped per-example gradients and Gaussian noise::
 
-        g̃_i = (1/m_i) Σ_j Clip(∇ℓ(a_ij·w^{k−1}), C) + N(0, σ_i² I),
-        σ_i = (2C/m_i) √(2 ln(1.25/δ)) / ε,
+        g̃_i = (1/m_i) Σ_j Clip(∇ℓ(a_ij·w^{k−1}), C) + N(0, σ_i² I),   σ_i = z · 2C/m_i,
         w_i^k = w^{k−1} − η (g̃_i + (λ/n) R'(w^{k−1})),      w^k = mean_i w_i^k,
 
     i.e. the Gaussian mechanism for the replace-one sensitivity ``2C/m_i`` of the mean clipped
-    gradient, at the same per-iteration (ε, δ) as the other algorithms. After averaging every
-    agent holds ``w^k``, so the loss metrics are evaluated at ``w^k``; the consensus violation is
-    the spread of the agents' noisy steps ``w_i^k`` around it. ``rho`` is not used by the
-    algorithm (only by the augmented-objective metric, where the spread enters).
+    gradient. ``calibration="paper"``: ``z = √(2 ln(1.25/δ))/ε`` at the same per-iteration (ε, δ)
+    as the other algorithms of the paper's Sec. VI; ``"accountant"`` (default): z such that the T
+    releases spend the end-to-end (ε, δ). Clipping makes the sensitivity hold on any data, so rows
+    beyond ``problem.feature_bound`` are accepted (and clipped). After averaging every agent holds
+    ``w^k``, so the loss metrics are evaluated at ``w^k``; the consensus violation is the spread
+    of the agents' noisy steps ``w_i^k`` around it. ``rho`` is not used by the algorithm (only by
+    the augmented-objective metric, where the spread enters).
 
     Extra parameters
     ----------------
     learning_rate
         η > 0 (the paper: 0.1).
     clip
-        C > 0; default ``problem.lipschitz`` (then clipping changes nothing for the logistic loss).
+        C > 0; default ``problem.lipschitz`` (the public ``feature_bound``: then clipping changes
+        nothing for the logistic loss on rows within the bound).
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "dp_sgd_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
                                                    sizes=sizes, owner=owner, private=True)
     learning_rate = check.positive("learning_rate", learning_rate)
     clip = float(problem.lipschitz) if clip is None else check.positive("clip", clip)
+    check.choice("calibration", calibration, CALIBRATIONS)
     sensitivity = 2.0 * clip / stack.sizes
-    sigma = _gaussian_sigma(sensitivity, epsilon, delta)
+    if math.isinf(epsilon):
+        z, eps0 = 0.0, math.inf
+    elif calibration == "paper":
+        z, eps0 = _classic_multiplier(epsilon, delta), epsilon
+    else:
+        unit = _worst_agent_events(np.tile(sensitivity, (T, 1)), np.tile(sensitivity, (T, 1)), "DP-SGD noisy gradient")
+        z = _calibrated_scale(unit, epsilon, delta)
+        eps0 = _per_iteration_epsilon(z, delta)
+    sigma = z * sensitivity
     rng = np.random.default_rng(seed)
     N, d = stack.n_agents, problem.d
     rec = _Record.empty(T, N, d)
@@ -815,17 +969,23 @@ def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=
         rec.dist[k] = np.sqrt(((W - w) ** 2).sum(1))  # spread of the agents' noisy steps
     ledger = [] if math.isinf(epsilon) else _worst_agent_events(
         np.tile(sensitivity, (T, 1)), np.tile(sigma, (T, 1)), "DP-SGD noisy gradient")
-    return _finish(problem, rec, rho=rho, noise={"sigma": sigma, "sensitivity": sensitivity}, ledger=ledger,
-                   delta=delta, privacy_paper=_huang_claim(epsilon, delta, T, "DPSGD baseline (Sec. VI-B)"),
-                   params=_params(stack, learning_rate=learning_rate, clip=clip))
+    return _finish(problem, rec, rho=rho,
+                   noise={"sigma": sigma, "sensitivity": sensitivity, "noise_multiplier": z,
+                          "per_iteration_epsilon": eps0, "calibration": calibration},
+                   ledger=ledger, delta=delta,
+                   privacy_paper=_huang_claim(eps0, delta, T, "DPSGD baseline (Sec. VI-B)", calibration),
+                   params=_params(stack, learning_rate=learning_rate, clip=clip, calibration=calibration))
 
 
 for _f in (admm_star, pvp_star, dvp_star, dp_admm_star, dp_sgd_star):
     _f.__doc__ += _COMMON_DOC
+for _f in (pvp_star, dvp_star, dp_admm_star, dp_sgd_star):
+    _f.__doc__ += _CALIBRATION_DOC
 
 
 # ====================================================================== step sizes and privacy helpers
-def step_sizes(problem, *, epsilon: float, delta: float, sizes, iterations: int, c_w: float) -> np.ndarray:
+def step_sizes(problem, *, sizes, iterations: int, c_w: float, epsilon: float | None = None,
+               delta: float | None = None, noise_multiplier: float | None = None) -> np.ndarray:
     """The time-varying step sizes η_i^k of Huang et al., shape ``(iterations, N)``.
 
     ℓ1 (non-smooth), Theorem 3, eq. (29)::
@@ -837,45 +997,106 @@ def step_sizes(problem, *, epsilon: float, delta: float, sizes, iterations: int,
         η_i^k = (c₃ + (λ/n)c₄ + 4c₁√(dpk ln(1.25/δ))/(m_i ε c_w))^{−1},   c₄ = 1
 
     with c₁ = ``problem.lipschitz`` (‖ℓ'‖ ≤ c₁), c₃ = ``problem.per_example_smoothness``
-    (‖∇²ℓ‖ ≤ c₃), p = 1 (binary labels), d = ``problem.d``, λ/n = ``problem.lam``. On Adult
-    (c₁ = 1, c₃ = 0.25, d = 104) these are exactly Sec. VI-E's and VI-F's formulas.
-    ``epsilon = ∞`` drops the noise terms.
+    (‖∇²ℓ‖ ≤ c₃) — both from the public ``feature_bound`` — p = 1 (binary labels),
+    d = ``problem.d``, λ/n = ``problem.lam``. On Adult (c₁ = 1, c₃ = 0.25, d = 104) these are
+    exactly Sec. VI-E's and VI-F's formulas.
+
+    Both contain the per-iteration (ε, δ) only through ``ln(1.25/δ)/ε² = z²/2``, where
+    ``z = √(2 ln(1.25/δ))/ε`` is eq. (14)'s noise multiplier σ_{i,k}/Δ_{i,k}: the noise terms are
+    ``4dp c₁² z²/m_i²`` (ℓ1) and ``2√2 c₁ z √(dpk)/(m_i c_w)`` (ℓ2). Give either ``epsilon`` and
+    ``delta`` (the paper's per-iteration budget; ``epsilon = ∞`` drops the noise terms) or the
+    multiplier ``noise_multiplier = z`` directly (what ``dp_admm_star`` does with the multiplier
+    the accountant calibrated; ``0`` = no noise).
     """
-    epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
     iterations = check.count("iterations", iterations)
     c_w = check.positive("c_w", c_w)
+    if noise_multiplier is None:
+        epsilon = check.epsilon(epsilon)
+        delta = check.open_unit("delta", delta)
+        z = 0.0 if math.isinf(epsilon) else math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    else:
+        z = check.nonnegative("noise_multiplier", noise_multiplier)
     m = np.asarray(sizes, float)[None, :]
     k = np.arange(1, iterations + 1, dtype=float)[:, None]
     d, p, c1, lam = problem.d, 1, float(problem.lipschitz), problem.lam
-    log_term = math.log(1.25 / delta)
     if problem.regularizer == "l1":  # Theorem 3, eq. (29)
         c2 = math.sqrt(d * p)
-        noise = 0.0 if math.isinf(epsilon) else 8 * d * p * c1**2 * log_term / (m**2 * epsilon**2)
+        noise = 4 * d * p * c1**2 * z**2 / m**2  # = 8dp c₁² ln(1.25/δ)/(m² ε²)
         return c_w / np.sqrt(2 * k) / np.sqrt((c1 + lam * c2) ** 2 + noise) * np.ones_like(m)
     c3, c4 = problem.per_example_smoothness, 1.0  # Theorem 4, eq. (34)
-    noise = 0.0 if math.isinf(epsilon) else 4 * c1 * np.sqrt(d * p * k * log_term) / (m * epsilon * c_w)
+    noise = 2 * math.sqrt(2) * c1 * z * np.sqrt(d * p * k) / (m * c_w)  # = 4c₁√(dpk ln(1.25/δ))/(m ε c_w)
     return 1.0 / (c3 + lam * c4 + noise) * np.ones((iterations, m.shape[1]))
 
 
+def public_c_w(problem) -> float:
+    """A public bound on ``‖w*‖`` for Theorems 3/4 — from the loss and λ, never from the data.
+
+    The logistic loss is ≥ 0 and equals ln 2 at w = 0 (labels ±1), so the optimum of
+    ``F = loss + λR`` (and of the agent-weighted consensus problem) has ``λ R(w*) ≤ F(0) = ln 2``:
+    ``‖w*‖ ≤ √(2 ln 2/λ)`` for ``R = ½‖w‖²`` — and ``‖w*‖ = ‖∇loss(w*)‖/λ ≤ c₁/λ``, the smaller of
+    the two is used — and ``‖w*‖₂ ≤ ‖w*‖₁ ≤ ln 2/λ`` for ``R = ‖w‖₁``.
+    """
+    if problem.loss != "logistic" or problem.lam <= 0:
+        raise ValueError("c_w must be given (a public bound on ‖w*‖) unless the problem is logistic with lam > 0, "
+                         f"got loss {problem.loss!r}, lam = {problem.lam:g}")
+    if problem.regularizer == "l2":
+        return min(float(problem.lipschitz) / problem.lam, math.sqrt(2 * math.log(2) / problem.lam))
+    return math.log(2) / problem.lam
+
+
 def _c_w(problem, c_w):
-    if c_w is not None:
-        return check.positive("c_w", c_w)
-    norm = float(np.linalg.norm(problem.reference_optimum().x))
-    return max(norm, 1e-8)  # w* = 0 (huge λ) would make η = 0
+    if c_w is None:
+        return public_c_w(problem)
+    if isinstance(c_w, str):
+        check.choice("c_w", c_w, ("optimum",))
+        norm = float(np.linalg.norm(problem.reference_optimum().x))  # the paper's choice: reads the private data
+        return max(norm, 1e-8)  # w* = 0 (huge λ) would make η = 0
+    return check.positive("c_w", c_w)
 
 
-def _gaussian_sigma(sensitivity, epsilon, delta):
-    """Classic Gaussian mechanism σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth Thm A.1); 0 for ε = ∞."""
-    sensitivity = np.asarray(sensitivity, float)
-    if math.isinf(epsilon):
-        return np.zeros_like(sensitivity)
-    from ..accounting import classic_gaussian_sigma
-
-    return sensitivity * classic_gaussian_sigma(1.0, epsilon, delta)
+def _check_records(problem, name, epsilon) -> None:
+    """A private run's sensitivities use the public feature_bound: refuse rows beyond it."""
+    if not math.isinf(epsilon):
+        problem.check_feature_bound(name)
 
 
-def _huang_claim(epsilon, delta, iterations, what):
+def _classic_multiplier(epsilon, delta) -> float:
+    """σ/Δ of the classic Gaussian mechanism, ``√(2 ln(1.25/δ))/ε`` (Dwork & Roth Thm A.1; eq. 14)."""
+    from ..accounting import huang2019_noise_multiplier
+
+    return huang2019_noise_multiplier(epsilon, delta)
+
+
+def _per_iteration_epsilon(multiplier, delta) -> float:
+    """The per-iteration ε of eq. (14) whose noise multiplier is ``multiplier``: ``√(2 ln(1.25/δ))/z``."""
+    return math.sqrt(2 * math.log(1.25 / delta)) / multiplier
+
+
+#: Relative margin added to a calibrated scale, so that rounding in the final ledger (σ = s·Δ
+#: recomputed per release) can never push the spent ε above the budget.
+_ROUNDING_MARGIN = 1e-9
+
+
+def _calibrated_scale(unit_ledger, epsilon, delta) -> float:
+    """``accounting.calibrate_ledger`` of the unit-scale ledger, rounded up by a relative 1e-9."""
+    from ..accounting import calibrate_ledger
+
+    return calibrate_ledger(unit_ledger, epsilon, delta) * (1.0 + _ROUNDING_MARGIN)
+
+
+def _stopped_early_note(name, rec, T, max_inner, inner_tol) -> str:
+    """Warn that an exact-update run's inner solve stopped early, and the text for its ledger note."""
+    k = rec.stopped_early
+    where = ", ".join(map(str, k[:5])) + (" …" if len(k) > 5 else "")
+    message = (f"{name}: the local solve stopped at max_inner = {max_inner} steps before reaching inner_tol = "
+               f"{inner_tol:g} at {len(k)} of {T} iterations ({where}); the released models are only within "
+               f"{rec.solve_error:.2g} of the exact minimisers, which the privacy argument assumes — raise max_inner")
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
+    return (f"; WARNING: inner solve stopped early at {len(k)} of {T} iterations, released models within "
+            f"{rec.solve_error:.2g} of the exact minimisers (not certified)")
+
+
+def _huang_claim(epsilon, delta, iterations, what, calibration="paper"):
     """The paper's end-to-end claim for T Gaussian releases at per-iteration (ε, δ)."""
     if math.isinf(epsilon):
         return None
@@ -883,6 +1104,8 @@ def _huang_claim(epsilon, delta, iterations, what):
 
     total = float(huang2019_total_epsilon(epsilon, delta, iterations))
     caveat = "" if epsilon <= 1 else " (Theorem 1 is proved for ε ≤ 1 only: above it this is not a theorem)"
+    origin = ("" if calibration == "paper" else
+              " (the accountant's noise for the end-to-end budget is eq. (14)'s at this per-iteration ε)")
     return PrivacyGuarantee(total, delta, "Huang et al. 2019, Thm 2 (ε̄ = c₀√t ε)",
-                            f"{what}: each iteration ({epsilon:g}, {delta:g})-DP for every agent{caveat}; "
+                            f"{what}: each iteration ({epsilon:.4g}, {delta:g})-DP for every agent{origin}{caveat}; "
                             f"end-to-end over t = {iterations} iterations by the paper's moments-accountant claim")
