@@ -1,8 +1,9 @@
 """Checks for the exercises of the chapter "ADMM in one afternoon".
 
-Each ``*_data()`` returns the inputs of an exercise; each ``check_*`` takes the student's
-answer, prints ✓/✗ (or "not answered yet") and returns a bool, never raising. The expected
-values are computed here, with the library, so the notebook does not give them away.
+Each ``*_data()`` returns the inputs of an exercise; each ``check_*`` takes the student's answer
+and returns a :class:`~dpadmm_lite.exercises.Feedback`: ✓ with what the answer shows, or ✗ with
+the typical mistake it recognises and a hint — never raising, never printing the solution. The
+expected values are computed here, with the library, so the notebook does not give them away.
 """
 
 from __future__ import annotations
@@ -33,8 +34,28 @@ def expected_y_update() -> np.ndarray:
 
 
 def check_y_update(answer) -> Feedback:
-    return check("y-update of the Lasso (soft-thresholding of x + u at λ/ρ)", answer, expected_y_update(),
-                 rtol=1e-9, atol=1e-12)
+    x, u, lam, rho = y_update_data()
+    v = x + u
+    return check(
+        "y-update of the Lasso (soft-thresholding of x + u at λ/ρ)", answer, expected_y_update(), rtol=1e-9,
+        atol=1e-12,
+        praise="the y-update is the proximal operator of (λ/ρ)‖·‖₁ at x + u: every coordinate moves λ/ρ towards 0 "
+               "and the small ones land exactly on 0 — that is where the Lasso's zeros come from.",
+        mistakes={
+            "you thresholded at λ, not λ/ρ: dividing the objective λ‖y‖₁ + ρ/2‖y − v‖² by ρ puts λ/ρ in front of "
+            "the ℓ1 norm": lambda e: soft_threshold(v, lam),
+            "you thresholded at λρ: the penalty ρ/2 divides λ, it does not multiply it": lambda e: soft_threshold(
+                v, lam * rho),
+            "you thresholded x alone: the scaled dual u is part of the point v = x + u that is shrunk":
+                lambda e: soft_threshold(x, lam / rho),
+            "the negative coordinates lost their sign: S_τ shrinks the magnitude of each coordinate of x + u and "
+            "keeps its sign": lambda e: np.maximum(np.abs(v) - lam / rho, 0.0),
+            "that is hard-thresholding (small coordinates set to 0, large ones kept as they are): the ℓ1 prox also "
+            "moves the large coordinates λ/ρ towards 0": lambda e: np.where(np.abs(v) > lam / rho, v, 0.0),
+            "you returned x + u unchanged: the ℓ1 term still has to shrink it": lambda e: v,
+        },
+        hint="the objective separates over coordinates: minimise λ|y_k| + ρ/2 (y_k − v_k)² with v = x + u, once "
+             "for y_k > 0, once for y_k < 0, and see when y_k = 0 wins.")
 
 
 # ---------------------------------------------------------------------- exercise 2: the dual update
@@ -54,8 +75,26 @@ def expected_dual_update() -> np.ndarray:
 
 
 def check_dual_update(answer) -> Feedback:
-    return check("dual update (11) of every agent on the ring", answer, expected_dual_update(), rtol=1e-9,
-                 atol=1e-12)
+    G, F, V, rho = dual_update_data()
+    L, A = G.laplacian, G.adjacency
+    return check(
+        "dual update (11) of every agent on the ring", answer, expected_dual_update(), rtol=1e-9, atol=1e-12,
+        praise="one sparse product L_G F gives every agent's sum of disagreements Σ_j (x_i − x_j) at once — the "
+               "graph Laplacian is how a neighbour sum is written without a loop over agents.",
+        mistakes={
+            "twice the step: the update is (ρ/2)·Σ_j (x_i − x_j), not ρ·Σ_j (x_i − x_j)":
+                lambda e: V + rho * (L @ F),
+            "the sign is flipped: a dual grows in the direction of the agent's disagreement x_i − x_j":
+                lambda e: V - 0.5 * rho * (L @ F),
+            "you summed the neighbours' models Σ_j x_j (the adjacency matrix) instead of the differences "
+            "Σ_j (x_i − x_j) (the Laplacian D − A)": lambda e: V + 0.5 * rho * (A @ F),
+            "you returned only the increment: the new dual is the old one, V, plus (ρ/2)·Σ_j (x_i − x_j)":
+                lambda e: 0.5 * rho * (L @ F),
+            "you only have the D_i·x_i part of Σ_j (x_i − x_j): the neighbours' −x_j terms are missing":
+                lambda e: V + 0.5 * rho * (G.degrees[:, None] * F),
+        },
+        hint="row i of L_G F is D_i x_i − Σ_{j∈N_i} x_j = Σ_{j∈N_i} (x_i − x_j); G.laplacian is a sparse matrix, "
+             "so `@` multiplies it with F (6 × 3) directly.")
 
 
 # ---------------------------------------------------------------------- exercise 3: λ₂ of the grid
@@ -65,5 +104,25 @@ def expected_algebraic_connectivity(name: str = "grid", n_agents: int = 16) -> f
 
 
 def check_algebraic_connectivity(answer) -> Feedback:
-    return check("algebraic connectivity λ₂ of the 4 × 4 grid", answer, expected_algebraic_connectivity(),
-                 rtol=1e-6)
+    def spectrum(e):
+        return np.linalg.eigvalsh(topology.make("grid", 16).laplacian.toarray())
+
+    return check(
+        "algebraic connectivity λ₂ of the 4 × 4 grid", answer, expected_algebraic_connectivity(), rtol=1e-6,
+        atol=1e-9,
+        praise="λ₂ > 0 certifies that the grid is connected, and its size sets how fast disagreement between "
+               "agents can die out: the grid lies between the ring (small λ₂) and the complete graph (λ₂ = N).",
+        mistakes={
+            "that is the smallest eigenvalue, λ₁ = 0: every Laplacian has it (the constant vector, on which all "
+            "agents agree), so it says nothing about the graph": lambda e: 0.0,
+            "that is the largest eigenvalue of the Laplacian: λ₂ is the second-*smallest*":
+                lambda e: spectrum(e)[-1],
+            "that is the second-*largest* eigenvalue: np.linalg.eigvalsh sorts in ascending order":
+                lambda e: spectrum(e)[-2],
+            "that is λ₂ of the ring of 16 agents, not of the 4 × 4 grid": lambda e: expected_algebraic_connectivity(
+                "ring", 16),
+            "that is λ₂ of the complete graph of 16 agents (= N), not of the 4 × 4 grid":
+                lambda e: expected_algebraic_connectivity("complete", 16),
+        },
+        hint="G.laplacian is sparse: turn it into a dense array, and use the eigenvalue routine for symmetric "
+             "matrices, which returns the eigenvalues sorted in ascending order.")
