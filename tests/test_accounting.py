@@ -8,8 +8,11 @@ Two directions are tested on a grid of noise multipliers × steps × sampling ra
   q < 1 there is no closed form; dp-accounting's PLD accountant with ``pessimistic_estimate=
   False`` rounds the privacy-loss distribution *down* on its grid, so its ε is (up to the tiny
   truncated tail mass) a lower bound on the truth: we require ours ≥ that value.
-* **tight** — our ε is not above dp-accounting's RDP accountant by more than 2 % (it is in
-  fact below it on this grid: exact GDP for q = 1, denser orders for q < 1).
+* **tight** — our ε is not above dp-accounting's RDP accountant by more than 2 % (it is far
+  below it: exact GDP for q = 1, the privacy loss distribution for q < 1), and our own RDP
+  bound (``rdp_gaussian_epsilon``) is not above dp-accounting's RDP either (denser orders).
+
+The PLD accountant itself is tested against dp-accounting's PLD in ``tests/test_pld.py``.
 """
 
 from __future__ import annotations
@@ -52,9 +55,12 @@ def dp_pld_lower(z, T, q, delta=DELTA):
 
 @pytest.mark.parametrize("z,T,q", GRID)
 def test_never_above_dp_accounting_rdp_by_more_than_two_percent(z, T, q):
-    ours = acc.gaussian_epsilon(z, T, DELTA, q)
     theirs = dp_rdp_epsilon(z, T, q)
+    ours = acc.gaussian_epsilon(z, T, DELTA, q)
     assert ours <= 1.02 * theirs + 1e-9, (ours, theirs)
+    ours_rdp = acc.rdp_gaussian_epsilon(z, T, DELTA, q)
+    assert ours_rdp <= 1.02 * theirs + 1e-9, (ours_rdp, theirs)
+    assert ours <= ours_rdp + 1e-9  # the unified accountant takes the smaller bound
 
 
 @pytest.mark.parametrize("z,T", [(z, T) for z in (0.3, 0.7, 1.0, 2.0, 5.0, 30.0) for T in (1, 50, 1000, 10**5)])
@@ -173,7 +179,8 @@ def test_basic_and_advanced_composition():
 def test_calibration_round_trip_and_minimality(eps, delta, T, q):
     z = acc.calibrate_noise(eps, delta, T, q)
     assert acc.gaussian_epsilon(z, T, delta, q) <= eps
-    assert acc.gaussian_epsilon(z * (1 - 1e-4), T, delta, q) > eps  # smallest: 0.01 % less is not enough
+    # smallest: 0.01 % less is not enough for q = 1 (closed form); 0.05 % less for q < 1 (a search to 1e-4 in ε)
+    assert acc.gaussian_epsilon(z * (1 - (1e-4 if q == 1.0 else 5e-4)), T, delta, q) > eps
     if q == 1.0:
         assert z == pytest.approx(math.sqrt(T) * dp_gauss.get_sigma_gaussian(eps, delta), rel=1e-6)
 
@@ -259,7 +266,7 @@ def test_ledger_of_time_varying_gaussians_is_the_manual_composition():
     mu = math.sqrt(np.sum(1 / sigmas**2))
     truth = dp_gauss.get_epsilon_gaussian(1 / mu, 1e-6)
     g = acc.ledger_guarantee(events, 1e-6)
-    assert isinstance(g, PrivacyGuarantee) and g.source == "unified RDP accountant" and g.delta == 1e-6
+    assert isinstance(g, PrivacyGuarantee) and g.source == f"unified accountant: {acc.GDP}" and g.delta == 1e-6
     assert g.epsilon >= truth - 1e-9 and g.epsilon == pytest.approx(truth, rel=1e-6)
     assert "μ-GDP" in g.statement
 
@@ -297,8 +304,9 @@ def test_mixed_ledger_composes_rdp_and_is_between_its_parts():
 
 
 def test_laplace_ledger_uses_pure_composition_when_it_is_smaller():
-    few_big = [PrivacyEvent("laplace_l2", 1.0, 2.0, count=2)]  # ε₀ = 2: pure sum 4 beats RDP
-    assert acc.ledger_epsilon(few_big, 1e-5) == pytest.approx(4.0)
+    few_big = [PrivacyEvent("laplace_l2", 1.0, 2.0, count=2)]  # ε₀ = 2: pure sum 4 beats RDP, PLD a hair better
+    assert acc.ledger_epsilon(few_big, 1e-5) == pytest.approx(4.0, rel=1e-4)
+    assert acc.ledger_epsilon(few_big, 1e-5) <= 4.0
     many_small = [PrivacyEvent("laplace_l2", 1.0, 0.01, count=1000)]  # RDP beats the sum of 10
     assert acc.ledger_epsilon(many_small, 1e-5) < 10.0 / 2
 
@@ -347,13 +355,17 @@ def test_cyffers2023_theorems():
     K, L, g, s, n = 100, 1.0, 0.5, 2.0, 1000
     r = acc.cyffers2023_centralized_rdp(np.array([2.0, 10.0]), iterations=K, lipschitz=L, gamma=g, sigma=s, n=n)
     np.testing.assert_allclose(r, 8 * np.array([2.0, 10.0]) * K * L**2 * g**2 / (s**2 * n**2))
-    # it is the RDP of K Gaussians with Δ/σ = 4Lγ/(nσ): convert, ≥ the exact value
+    # it is the RDP of K Gaussians with Δ/σ = 4Lγ/(nσ), converted as the paper does (ε + ln(1/δ)/(α − 1),
+    # closed form for a linear curve): ≥ the exact value
     z = s * n / (4 * L * g)
     e = acc.cyffers2023_centralized_epsilon(1e-6, iterations=K, lipschitz=L, gamma=g, sigma=s, n=n)
-    assert acc.gaussian_epsilon(z, K, 1e-6) <= e <= 1.02 * dp_rdp_epsilon(z, K, 1.0, 1e-6)
+    slope = 8 * K * L**2 * g**2 / (s**2 * n**2)
+    assert e == pytest.approx(slope + 2 * math.sqrt(slope * math.log(1e6)))
+    assert acc.gaussian_epsilon(z, K, 1e-6) <= e
     loc = acc.cyffers2023_federated_local_rdp(3.0, participations=10, lipschitz=L, gamma=g, sigma=s)
     assert loc == pytest.approx(8 * 3 * 10 * L**2 * g**2 / s**2)
-    fed = acc.cyffers2023_federated_central_epsilon(1e-6, iterations=K, lipschitz=L, gamma=g, sigma=5.0, n=n, m=100)
+    fed = acc.cyffers2023_federated_central_epsilon(1e-6, iterations=K, lipschitz=L, gamma=g, sigma=5.0, n=n, m=100,
+                                                    method="numerical")
     assert fed == pytest.approx(acc.gaussian_epsilon(100 * 5.0 / (4 * L * g), K, 1e-6, 0.1))
     closed = acc.cyffers2023_federated_central_rdp(np.array([2.0, 1e6]), iterations=K, lipschitz=L, gamma=g, sigma=5.0, n=n, m=100)
     assert math.isfinite(closed[0]) and math.isinf(closed[1])  # the theorem's α-range
