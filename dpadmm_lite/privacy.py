@@ -77,7 +77,7 @@ class PrivacyGuarantee:
     """An (ε, δ) statement and where it comes from.
 
     ``source`` names the accountant or theorem (``"Xu et al. 2020, Thm 1"``,
-    ``"unified RDP accountant"``); ``statement`` is the guarantee in words, e.g. the paper's
+    ``"unified accountant: PLD"``); ``statement`` is the guarantee in words, e.g. the paper's
     per-iteration claim when the paper gives no end-to-end number.
     """
 
