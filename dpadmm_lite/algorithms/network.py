@@ -1,0 +1,469 @@
+"""Dual and primal variable perturbation over any connected network (Zhang & Zhu 2017, Algorithms 2 and 3).
+
+The non-private algorithm is :func:`dpadmm_lite.algorithms.graph.admm_graph` (Algorithm 1): every
+node p minimises its augmented Lagrangian (9) exactly, broadcasts ``f_p(t+1)`` to its neighbours
+and updates its dual ``λ_p``. Zhang & Zhu make it private in two ways:
+
+* **DVP** (dual variable perturbation, Alg. 2): before the update, node p perturbs its dual,
+  ``μ_p(t+1) = λ_p(t) + (C^R/(2B_p)) ε_p(t+1)`` (14), and releases the *exact* minimiser of the
+  perturbed Lagrangian (13), which carries an extra ridge ``Φ/2‖f‖²`` when the data are too few.
+  This is objective perturbation (Chaudhuri et al. 2011): the randomness of the release comes
+  from the noise inside the objective, and the proof needs the exact minimiser.
+* **PVP** (primal variable perturbation, Alg. 3): node p minimises (18) and broadcasts
+  ``V_p(t+1) = f_p(t+1) + ε_p(t+1)`` (19) — output perturbation; the duals move with the noisy
+  broadcasts (20). The last iteration is one DVP step (21)–(23), whose exact minimiser is the
+  output.
+
+The noise ε_p has the ℓ2-Laplace density ``∝ exp(−ζ‖ε‖)`` (:func:`dpadmm_lite.mechanisms.l2_laplace`).
+Both algorithms run all nodes as one stacked array, with one sparse product for the neighbour
+sums and one batched exact solve (:class:`~dpadmm_lite.algorithms.graph.LocalSolver`) per
+iteration; without noise (``epsilon=math.inf``) each is ``admm_graph`` exactly.
+
+Book notation (paper → book): regulariser weight ρ → λ (``problem.lam``), ADMM penalty η → ρ,
+``C^R/B_p`` → ``w_p/m_p`` with ``w_p = N m_p/n`` (1 for equal sizes), ``B_p`` → ``m_p``,
+``N_p`` → the degree ``D_p``, the per-iteration privacy ``α_p(t)`` keeps its name.
+
+Privacy, as the library accounts it
+----------------------------------
+Each broadcast is pure ``α_p(t)``-DP with respect to one record of node p's data (the paper's
+"dynamic" differential privacy, Definition 1); node p's data enter the run only through node p's
+broadcasts (everything else is post-processing), so the ledger records node p's T releases for
+the most exposed node. ``epsilon`` is the end-to-end budget (``calibration="accountant"``): the
+per-iteration α_p(t) (constant, or shaped by ``alpha_schedule``) is scaled until the unified
+accountant gives (ε, δ) for the T pure-DP releases. ``calibration="paper"``: ``epsilon`` *is*
+α_p(t) per iteration, the noise follows the paper's formulas, and ``trace.privacy`` says what that
+noise truly spends end to end (``trace.privacy_paper`` the paper's per-iteration claim composed).
+
+Where this module reads the paper (each is said again in the docstrings):
+
+* **DVP's ζ.** Algorithm 2 prints ``ζ_p(t) = α̂_p``, the proof of Theorem 1 selects ``α̂_p/2``,
+  Appendix E uses ``α_p(t)/4``. The proof's is the one that certifies α (the noise that explains a
+  release moves by at most 2 when one record is replaced); it is the default, the others are
+  ``zeta_rule="algorithm"``/``"appendix"`` and the ledger records what they truly spend.
+* **PVP's hidden state.** Appendix B's sensitivity ``2C^R/(ρB_p)`` holds ``f_p(t)`` fixed, but
+  node p never releases ``f_p(t)``: under D and D′ the same broadcasts can come from different
+  hidden states. :func:`dpadmm_lite.accounting.zhang2017_pvp_hidden_sensitivity` bounds the
+  sensitivity with the hidden state tracked (it stays below the paper's, so the paper's noise is
+  safe); the final DVP step, whose objective contains ``f_p(t_s)``, gets the extra sensitivity
+  ``(m_p/w_p) ρ D_p E`` — the paper's analysis of that step misses it.
+* **Eq. (18) vs the text.** The displayed (18) centres the penalty at
+  ``½(f_p(t) + V_j(t) − ε_p(t))``, the text says it is (9) — with the neighbours' broadcasts,
+  ``½(f_p(t) + V_j(t))``. Default: the text's (``neighbour_term="text"``); ``"eq18"`` the display.
+* **Alg. 3's box broadcasts f_p(t+1)**; the text, Fig. 1 and the proof broadcast ``V_p(t+1)``:
+  we broadcast V (broadcasting f would void the guarantee).
+
+Reference: T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed
+classification learning", IEEE TIFS 12(1), 2017 (``papers/zhang2017_…``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import _validate as check
+from .. import accounting, mechanisms
+from ..privacy import PrivacyEvent, PrivacyGuarantee
+from ..problems import Problem
+from ..registry import register
+from ..trace import Trace
+from .graph import LocalSolver, Network, Record, finish, network, one_blas_thread, solved_loss
+
+__all__ = ["dvp_graph", "pvp_graph", "CALIBRATIONS", "NEIGHBOUR_TERMS"]
+
+#: ``"accountant"``: ε is the end-to-end budget; ``"paper"``: ε is α_p(t) per iteration.
+CALIBRATIONS = ("accountant", "paper")
+
+#: Where PVP's penalty (18) is centred: the text's ``½(f_p + V_j)`` or the display's ``½(f_p + V_j − ε_p)``.
+NEIGHBOUR_TERMS = ("text", "eq18")
+
+_TUNING = {"rho": (0.003, 0.01, 0.03, 0.1, 0.3)}
+
+
+# ====================================================================== shared set-up
+def _check_problem(problem: Problem, name: str) -> None:
+    if problem.loss != "logistic":
+        raise ValueError(f"problem.loss must be 'logistic' for {name!r}: the noise is calibrated to the bound "
+                         f"|ℒ'| ≤ 1 (Zhang & Zhu, Assumption 1), and the {problem.loss!r} loss has none")
+    if problem.regularizer != "l2":
+        raise ValueError(f"problem.regularizer must be 'l2' for {name!r}: DVP (and PVP's final DVP step) is objective "
+                         "perturbation, which needs a twice-differentiable, strongly convex objective (Assumption 2)")
+    problem.check_feature_bound(name)
+
+
+def _schedule(alpha_schedule, T: int, N: int) -> np.ndarray:
+    """The shape of α_p(t) as a (T, N) array (default: constant 1)."""
+    if alpha_schedule is None:
+        return np.ones((T, N))
+    a = np.asarray(alpha_schedule, dtype=float)
+    if a.ndim == 1 and a.shape == (T,):
+        a = np.repeat(a[:, None], N, axis=1)
+    if a.shape != (T, N) or np.any(~np.isfinite(a)) or np.any(a <= 0):
+        raise ValueError(f"alpha_schedule must hold positive numbers of shape ({T},) or ({T}, {N}) (iterations × "
+                         f"nodes), got {alpha_schedule!r}")
+    return a
+
+
+def _alphas(epsilon, delta, calibration, shape) -> np.ndarray:
+    """α_p(t) (T, N): the schedule scaled to the end-to-end budget, or ε per iteration (paper)."""
+    if math.isinf(epsilon):
+        return np.full(shape.shape, np.inf)
+    if calibration == "paper":
+        return epsilon * shape
+    # one factor for all nodes: the largest that keeps every node's schedule within the budget
+    columns = np.unique(shape, axis=1)
+    scale = min(float(accounting.zhang2017_alpha_for_budget(epsilon, delta, shape.shape[0], schedule=col)[0] / col[0])
+                for col in columns.T)
+    return shape * scale
+
+
+def _ledger(spent, zeta, notes, delta) -> list[PrivacyEvent]:
+    """The releases of the most exposed node: per iteration pure ε₀ = spent[t, p] with rate ζ[t, p].
+
+    An ℓ2-Laplace event with noise ζ and sensitivity ``spent/ζ`` is pure ``spent``-DP, which is
+    what the unified accountant uses; consecutive equal releases are one event with a count. Nodes
+    with the same releases (same degree and size) are accounted once.
+    """
+    def events_of(p):
+        events: list[PrivacyEvent] = []
+        for t in range(spent.shape[0]):
+            e0, z = float(spent[t, p]), float(zeta[t, p])
+            last = events[-1] if events else None
+            if last is not None and last.noise == z and last.sensitivity == e0 / z and last.note == notes[t]:
+                events[-1] = PrivacyEvent("laplace_l2", e0 / z, z, count=last.count + 1, note=notes[t])
+            else:
+                events.append(PrivacyEvent("laplace_l2", e0 / z, z, note=notes[t]))
+        return events
+
+    _, first = np.unique(spent, axis=1, return_index=True)  # the accountant reads ε₀ = ζ·Δ = spent only
+    candidates = [events_of(int(p)) for p in first]
+    return max(candidates, key=lambda events: accounting.ledger_epsilon(events, delta))
+
+
+def _paper_claim(alphas, calibration) -> PrivacyGuarantee:
+    """Theorems 1–2 as the paper states them: α_p(t)-DP per iteration; composed by basic composition."""
+    per = np.unique(np.round(alphas, 12))
+    what = f"α_p(t) = {per[0]:.4g}" if len(per) == 1 else f"α_p(t) from {per.min():.4g} to {per.max():.4g}"
+    how = "calibrated by the unified accountant to the end-to-end budget" if calibration == "accountant" else \
+        "as given (calibration='paper')"
+    return PrivacyGuarantee(accounting.zhang2017_total_epsilon(alphas), 0.0,
+                            "Zhang & Zhu 2017, Thms 1–2 (dynamic DP), basic composition over T iterations",
+                            f"every broadcast of every node is pure {what}-DP ({how}); the paper states no end-to-end "
+                            "guarantee: summed over the iterations")
+
+
+def _dvp_plan(problem, net: Network, alphas, rho, *, rule, sensitivity):
+    """ζ (T, N), Φ (T, N) and the pure ε each DVP update spends (T, N), for per-iteration α (T, N)."""
+    m, w, D = net.data.sizes, net.data.weights, net.degrees
+    c1 = problem.per_example_smoothness
+    common = dict(local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, loss_weight=w, c1=c1)
+    zeta, phi = accounting.zhang2017_dvp_zeta(alphas, sensitivity=sensitivity, rule=rule, **common)
+    zeta, phi = np.asarray(zeta, float), np.asarray(phi, float)
+    if rule != "proof":  # the printed rules assume |ℒ'|‖x‖ ≤ 1; scale them to the problem's public bound
+        zeta = zeta * 2.0 / sensitivity
+    spent = np.asarray(accounting.zhang2017_dvp_spent(zeta, sensitivity=sensitivity, extra=phi, **common), float)
+    return zeta, phi, spent
+
+
+def _run_checks(problem, name, epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner):
+    _check_problem(problem, name)
+    epsilon = check.epsilon(epsilon)
+    delta = check.open_unit("delta", delta)
+    rho = check.positive("rho", rho)
+    T = check.count("iterations", iterations)
+    seed = check.count("seed", seed, minimum=0)
+    check.choice("calibration", calibration, CALIBRATIONS)
+    inner_tol = check.positive("inner_tol", inner_tol)
+    max_inner = check.count("max_inner", max_inner)
+    return epsilon, delta, rho, T, seed, inner_tol, max_inner
+
+
+def _warn_inexact(name: str, record: Record, inner_tol: float) -> str:
+    """RuntimeWarning (and the ledger note's text) when some local solve stopped at max_inner."""
+    if record.converged:
+        return ""
+    text = (f"the local solves of {name!r} stopped at max_inner before the gradient norm reached inner_tol = "
+            f"{inner_tol:g} (largest certified distance to the exact minimiser {record.residual.max():.2e}); the "
+            "privacy argument assumes the exact minimiser: raise max_inner")
+    warnings.warn(text, RuntimeWarning, stacklevel=3)
+    return " — INEXACT local solves: " + text
+
+
+# ====================================================================== Algorithm 2
+@register("dvp_graph", paper="zhang2017", private=True, setting="graph",
+          description="ADMM over a network with dual variable perturbation (objective perturbation of each exact "
+                      "local update, ℓ2-Laplace noise; Zhang & Zhu 2017, Alg. 2)",
+          tasks=("logistic-l2",), tuning=_TUNING)
+@one_blas_thread
+def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
+              seed: int = 0, topology="ring", n_agents: int | None = None, sizes=None, owner=None,
+              calibration: str = "accountant", alpha_schedule=None, zeta_rule: str = "proof",
+              min_local_size: int = 1, inner_tol: float = 1e-9, max_inner: int = 100) -> Trace:
+    """Dual variable perturbation over a network: Zhang & Zhu (2017), Algorithm 2, eqs. (13)–(16).
+
+    Every iteration, every node p at once (rows of stacked arrays)::
+
+        μ_p(t+1) = λ_p(t) + (w_p/(2m_p)) ε_p(t+1),    density(ε_p) ∝ exp(−ζ_p(t)‖ε‖)           (14)
+        f_p(t+1) = argmin_f w_p h_p(f) + λ/2‖f‖² + 2μ_p(t+1)ᵀf + Φ_p/2‖f‖²
+                           + ρ Σ_{j∈N_p} ‖f − ½(f_p(t) + f_j(t))‖²                             (13), (15)
+        broadcast f_p(t+1);   λ_p(t+1) = λ_p(t) + (ρ/2) Σ_{j∈N_p} (f_p(t+1) − f_j(t+1))          (16)
+
+    Parameters
+    ----------
+    problem
+        ℓ2-regularised logistic regression (``problem.lam`` = the paper's ρ) with rows of norm
+        ≤ ``problem.feature_bound`` (|ℒ'| ≤ 1, |ℒ''| ≤ ¼: the public bounds of Assumptions 1, 3).
+    epsilon, delta
+        End-to-end budget of the run (default ``calibration``); with ``calibration="paper"``,
+        ``epsilon`` is the per-iteration α_p(t) of the paper (δ then only enters
+        ``trace.privacy``). ``math.inf``: no noise — exactly ``admm_graph``.
+    rho
+        ADMM penalty (the paper's η; the paper does not give its value).
+    iterations, seed
+        T; the seed draws the deal of the records, random topologies and the noise.
+    topology, n_agents, sizes, owner, min_local_size
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
+    calibration
+        ``"accountant"`` (ε, δ end to end) or ``"paper"`` (ε = α_p(t) per iteration).
+    alpha_schedule
+        Shape of α_p(t): ``(T,)`` or ``(T, N)`` positive numbers (default constant). Scaled to the
+        budget, or multiplied by ``epsilon`` under ``calibration="paper"``.
+    zeta_rule
+        ``"proof"`` (ζ = α̂/Δ, default), ``"algorithm"`` (ζ = α̂ as printed) or ``"appendix"`` (ζ = α/4);
+        only with ``calibration="paper"`` (the accountant needs the rule that certifies α).
+    inner_tol, max_inner
+        The local solves stop when every gradient max-norm is ≤ ``inner_tol``; stopping at
+        ``max_inner`` instead raises a RuntimeWarning and is noted in the ledger.
+
+    Returns
+    -------
+    Trace
+        Iterates: the network average of the broadcasts ``f̄(t)``; metrics of
+        :func:`~dpadmm_lite.algorithms.graph.finish` (empirical loss per node and averaged, test
+        error, distances between neighbours, ``noise_norm`` = mean ``‖ε_p(t)‖`` as drawn).
+        ``noise``: ``alpha`` (T, N) per-iteration privacy, ``zeta``, ``extra_penalty`` (Φ),
+        ``jacobian`` (ᾱ), ``spent`` (pure ε of each update, = α under the proof's rule),
+        ``sensitivity`` (Δ = 2c of the noise).
+
+    Notes
+    -----
+    **Privacy of one update** (proof of Theorem 1). Given everything node p has received, the
+    released ``f = f_p(t+1)`` determines the noise through the optimality condition of (13):
+    ``ε = −(m_p/w_p)[w_p∇h_p(f) + (λ + Φ + 2ρD_p)f + 2λ_p − ρ(D_p f_p(t) + Σ_j f_j(t))]``, a
+    bijection. Replacing one record changes that ε by at most ``Δ = 2c`` (``c`` =
+    ``problem.lipschitz``), so the noise densities differ by ``e^{ζΔ}``, and the Jacobian of the
+    bijection by ``e^ᾱ``, ``ᾱ = 2 ln(1 + c₁w_p/(m_p(λ + Φ + 2ρD_p)))`` (c₁ =
+    ``problem.per_example_smoothness``). Hence ``α = ζΔ + ᾱ``; the Φ branch of Algorithm 2
+    keeps ``ᾱ ≤ α/2`` when the data are too few. The argument needs the *exact* minimiser,
+    which the solver certifies to ``inner_tol``.
+    """
+    epsilon, delta, rho, T, seed, inner_tol, max_inner = _run_checks(
+        problem, "dvp_graph", epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner)
+    check.choice("zeta_rule", zeta_rule, accounting.ZHANG2017_DVP_RULES)
+    if calibration == "accountant" and zeta_rule != "proof":
+        raise ValueError(f"zeta_rule must be 'proof' with calibration='accountant' (the rule that certifies α), got "
+                         f"{zeta_rule!r}; use calibration='paper' to run the paper's other rules")
+    net = network(problem, topology=topology, n_agents=n_agents, sizes=sizes, owner=owner, seed=seed,
+                  min_local_size=min_local_size)
+    N, d = net.n_agents, problem.d
+    Adj, Lap, D = net.graph.adjacency, net.graph.laplacian, net.degrees
+    m, w = net.data.sizes, net.data.weights
+    private = not math.isinf(epsilon)
+
+    # privacy plan: α_p(t), then ζ_p(t) and Φ_p(t) of Algorithm 2
+    alphas = _alphas(epsilon, delta, calibration, _schedule(alpha_schedule, T, N))
+    sensitivity = 2.0 * problem.lipschitz  # Appendix A: one replaced record moves ε by ≤ 2|ℒ'|‖x‖
+    zeta, phi, spent = _dvp_plan(problem, net, alphas, rho, rule=zeta_rule, sensitivity=sensitivity)
+
+    solve = LocalSolver(net.data, problem.lam, "l2", 2.0 * rho * D, inner_tol=inner_tol, max_inner=max_inner)
+    rng = np.random.default_rng(seed)
+    record = Record(T, N, d)
+    F = np.zeros((N, d))  # f_p(0) = 0, λ_p(0) = 0
+    Lam = np.zeros((N, d))
+    for t in range(T):
+        Mu, drawn = Lam, 0.0
+        if private:  # (14): μ_p(t+1) = λ_p(t) + (C^R/(2B_p)) ε_p(t+1)
+            E = mechanisms.l2_laplace(rng, zeta[t], (N, d))
+            Mu = Lam + (w / (2.0 * m))[:, None] * E
+            drawn = float(np.linalg.norm(E, axis=1).mean())
+        b = 2.0 * Mu - rho * (D[:, None] * F + Adj @ F)  # (13): 2μ_p + the ρ-term's linear part
+        extra = phi[t] if private and np.any(phi[t]) else None  # (13): Φ/2‖f‖²
+        sol = solve(b, extra=extra)  # (15): the exact minimiser, warm-started at f_p(t)
+        F = sol.F
+        Lam = Lam + 0.5 * rho * (Lap @ F)  # broadcast f_p(t+1); (16)
+        record.store(t, F, solved_loss(net.data, sol), sol, drawn)
+
+    inexact = _warn_inexact("dvp_graph", record, inner_tol)
+    ledger, paper = [], None
+    if private:
+        note = (f"DVP broadcast f_p(t+1) of the most exposed node: objective perturbation, pure ε₀ = ζΔ + ᾱ "
+                f"(Δ = {sensitivity:g}, Jacobian ᾱ), zeta_rule={zeta_rule!r}{inexact}")
+        ledger = _ledger(spent, zeta, [note] * T, delta)
+        paper = _paper_claim(alphas, calibration)
+    jac = accounting.zhang2017_dvp_jacobian(local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, extra=phi,
+                                            loss_weight=w, c1=problem.per_example_smoothness)
+    noise = {} if not private else {
+        "alpha": alphas, "zeta": zeta, "extra_penalty": phi, "jacobian": np.asarray(jac, float), "spent": spent,
+        "sensitivity": sensitivity, "zeta_rule": zeta_rule, "calibration": calibration,
+        "solve_residual": float(record.residual.max())}
+    return finish(problem, "dvp_graph", net, record, rho=rho, noise=noise, ledger=ledger, delta=delta,
+                  privacy_paper=paper,
+                  params={"inner_tol": inner_tol, "max_inner": max_inner, "calibration": calibration,
+                          "zeta_rule": zeta_rule, "hessians": solve.hessian_refreshes, "passes": solve.passes,
+                          "local_models": F.copy()})
+
+
+# ====================================================================== Algorithm 3
+@register("pvp_graph", paper="zhang2017", private=True, setting="graph",
+          description="ADMM over a network with primal variable perturbation (noisy broadcasts, ℓ2-Laplace noise, "
+                      "a final DVP step; Zhang & Zhu 2017, Alg. 3)",
+          tasks=("logistic-l2",), tuning=_TUNING)
+@one_blas_thread
+def pvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
+              seed: int = 0, topology="ring", n_agents: int | None = None, sizes=None, owner=None,
+              calibration: str = "accountant", alpha_schedule=None, neighbour_term: str = "text",
+              zeta_rule: str = "proof", min_local_size: int = 1, inner_tol: float = 1e-9,
+              max_inner: int = 100) -> Trace:
+    """Primal variable perturbation over a network: Zhang & Zhu (2017), Algorithm 3, eqs. (18)–(23).
+
+    Iterations t = 0 … T−2, every node p at once (``F`` holds the *unreleased* f_p, ``V`` the
+    broadcasts)::
+
+        f_p(t+1) = argmin_f w_p h_p(f) + λ/2‖f‖² + 2λ_p(t)ᵀf + ρ Σ_{j∈N_p} ‖f − ½(f_p(t) + V_j(t))‖²   (18)
+        V_p(t+1) = f_p(t+1) + ε_p(t+1),   density(ε_p) ∝ exp(−ζ_p(t)‖ε‖);  broadcast V_p(t+1)        (19)
+        λ_p(t+1) = λ_p(t) + (ρ/2) Σ_{j∈N_p} (V_p(t+1) − V_j(t+1))                                   (20)
+
+    and the last iteration is one DVP step (21)–(23) from the latest ``f_p``, ``λ_p`` and the
+    neighbours' broadcasts, whose exact minimiser is the output (so T iterations in all, and
+    ``epsilon=math.inf`` is ``admm_graph`` with T iterations exactly).
+
+    Parameters
+    ----------
+    problem, epsilon, delta, rho, iterations, seed, topology, n_agents, sizes, owner, min_local_size, \
+calibration, alpha_schedule, inner_tol, max_inner
+        As in :func:`dvp_graph`.
+    neighbour_term
+        ``"text"`` (default): (18) centred at ``½(f_p(t) + V_j(t))`` — the text's "(9)" with the
+        neighbours' broadcasts; ``"eq18"``: at ``½(f_p(t) + V_j(t) − ε_p(t))`` as displayed.
+    zeta_rule
+        The final DVP step's rule under ``calibration="paper"`` (see :func:`dvp_graph`).
+
+    Returns
+    -------
+    Trace
+        Iterates: the network average of the broadcasts (``V`` for t < T, the final ``f`` at T).
+        ``noise``: ``alpha`` (T, N), ``zeta`` (T, N; the last row is the DVP step's),
+        ``sensitivity`` (T, N: the ℓ2-sensitivity of each broadcast V, and the final step's in
+        units of its noise), ``spent``, ``extra_penalty`` (final step), ``jacobian``.
+
+    Notes
+    -----
+    **Privacy.** Under ``calibration="paper"`` the noise is the paper's, ``ζ = λm_pα/(2w_p c)``
+    (Appendix B's sensitivity ``2w_pc/(λm_p)``), and the final step's by ``zeta_rule`` with
+    ``Δ = 2c``. Appendix B holds the unreleased ``f_p(t)`` fixed; the ledger records the
+    sensitivity with the hidden state tracked
+    (:func:`~dpadmm_lite.accounting.zhang2017_pvp_hidden_sensitivity`: smaller than the paper's
+    for the broadcasts, larger for the final step, whose objective contains the hidden
+    ``f_p(t_s)``). Under the default calibration the per-iteration α is the budget's, and every
+    step's ζ meets it for that sensitivity. The solver's certified distance to the exact
+    minimiser is part of the sensitivity (twice ``inner_tol·√d/(λ + 2ρD_p)``).
+    """
+    epsilon, delta, rho, T, seed, inner_tol, max_inner = _run_checks(
+        problem, "pvp_graph", epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner)
+    check.choice("neighbour_term", neighbour_term, NEIGHBOUR_TERMS)
+    check.choice("zeta_rule", zeta_rule, accounting.ZHANG2017_DVP_RULES)
+    if calibration == "accountant" and zeta_rule != "proof":
+        raise ValueError(f"zeta_rule must be 'proof' with calibration='accountant' (the rule that certifies α), got "
+                         f"{zeta_rule!r}; use calibration='paper' to run the paper's other rules")
+    net = network(problem, topology=topology, n_agents=n_agents, sizes=sizes, owner=owner, seed=seed,
+                  min_local_size=min_local_size)
+    N, d = net.n_agents, problem.d
+    Adj, Lap, D = net.graph.adjacency, net.graph.laplacian, net.degrees
+    m, w, c = net.data.sizes, net.data.weights, problem.lipschitz
+    private = not math.isinf(epsilon)
+
+    # privacy plan: α_p(t); sensitivities of the broadcasts with the hidden state tracked (book) …
+    alphas = _alphas(epsilon, delta, calibration, _schedule(alpha_schedule, T, N))
+    residual = inner_tol * math.sqrt(d) / (problem.lam + 2.0 * rho * D)  # certified ‖f − argmin‖ at inner_tol
+    hidden = np.asarray(accounting.zhang2017_pvp_hidden_sensitivity(
+        max(T - 1, 1), local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, loss_weight=w, lipschitz=c,
+        form=neighbour_term, residual=residual), float).reshape(max(T - 1, 1), N)[:T - 1]
+    planned_final = 2.0 * c + (m / w) * rho * D * (hidden[-1] if T > 1 else 0.0)  # final DVP step (ε units)
+    # … and the noise: the paper's formulas, or the budget's α for those sensitivities
+    if calibration == "paper":
+        zeta_v = np.empty((0, N)) if T == 1 else np.asarray(accounting.zhang2017_pvp_zeta(
+            alphas[:T - 1], local_size=m, lam=problem.lam, loss_weight=w), float).reshape(T - 1, N) / c
+        zeta_f, phi_f, _ = _dvp_plan(problem, net, alphas[T - 1:], rho, rule=zeta_rule, sensitivity=2.0 * c)
+    else:
+        zeta_v = alphas[:T - 1] / hidden  # every broadcast spends exactly α_p(t)
+        zeta_f, phi_f = (np.asarray(v, float) for v in accounting.zhang2017_dvp_zeta(
+            alphas[T - 1:], local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, loss_weight=w,
+            c1=problem.per_example_smoothness, sensitivity=planned_final))
+
+    solve = LocalSolver(net.data, problem.lam, "l2", 2.0 * rho * D, inner_tol=inner_tol, max_inner=max_inner)
+    rng = np.random.default_rng(seed)
+    record = Record(T, N, d)
+    F = np.zeros((N, d))  # f_p(0) = V_p(0) = 0, λ_p(0) = 0
+    V, E = F, None
+    Lam = np.zeros((N, d))
+    for t in range(T - 1):
+        b = 2.0 * Lam - rho * (D[:, None] * F + Adj @ V)  # (18): 2λ_p + the ρ-term's linear part …
+        if private and neighbour_term == "eq18" and E is not None:
+            b = b + rho * D[:, None] * E  # … centred at ½(f_p(t) + V_j(t) − ε_p(t)) as displayed
+        sol = solve(b)  # (18): the exact minimiser, warm-started at f_p(t)
+        F = sol.F
+        V, drawn, loss = F, 0.0, None
+        if private:  # (19): V_p(t+1) = f_p(t+1) + ε_p(t+1)
+            E = mechanisms.l2_laplace(rng, zeta_v[t], (N, d))
+            V = F + E
+            drawn = float(np.linalg.norm(E, axis=1).mean())
+            loss = net.data.loss(net.data.margins(V))
+        Lam = Lam + 0.5 * rho * (Lap @ V)  # broadcast V_p(t+1); (20)
+        record.store(t, V, solved_loss(net.data, sol) if loss is None else loss, sol, drawn)
+
+    # the final iteration t_s: one DVP step (21)–(23) from f_p(t_s), λ_p(t_s) and the neighbours' V_j(t_s)
+    Mu, drawn = Lam, 0.0
+    if private:  # (21)
+        E_final = mechanisms.l2_laplace(rng, zeta_f[0], (N, d))
+        Mu = Lam + (w / (2.0 * m))[:, None] * E_final
+        drawn = float(np.linalg.norm(E_final, axis=1).mean())
+    b = 2.0 * Mu - rho * (D[:, None] * F + Adj @ V)
+    extra = phi_f[0] if private and np.any(phi_f[0]) else None
+    sol = solve(b, extra=extra)  # (22)
+    F = sol.F  # the output; (23) would update λ_p once more
+    record.store(T - 1, F, solved_loss(net.data, sol), sol, drawn)
+
+    inexact = _warn_inexact("pvp_graph", record, inner_tol)
+    ledger, paper, noise = [], None, {}
+    if private:
+        # the broadcasts: ℓ2-Laplace with the tracked sensitivity (+ the actual solver distance beyond the plan)
+        excess = np.maximum(record.residual[:T - 1, None] - residual[None, :], 0.0)
+        sens_v = hidden + 2.0 * np.cumsum(excess, axis=0)
+        final_sensitivity = 2.0 * c + (m / w) * rho * D * (sens_v[-1] if T > 1 else 0.0)  # ε moves by 2c + (m/w)ρD·E
+        spent_f = np.asarray(accounting.zhang2017_dvp_spent(
+            zeta_f, local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, extra=phi_f, loss_weight=w,
+            c1=problem.per_example_smoothness, sensitivity=final_sensitivity), float)
+        spent = np.vstack([zeta_v * sens_v, spent_f])
+        zeta = np.vstack([zeta_v, zeta_f])
+        notes = [f"PVP broadcast V_p(t+1) = f_p(t+1) + ε_p(t+1) of the most exposed node (ℓ2-Laplace; sensitivity "
+                 f"with the unreleased f_p(t) tracked, neighbour_term={neighbour_term!r}){inexact}"] * (T - 1)
+        notes.append(f"PVP final DVP step of the most exposed node: objective perturbation with the hidden f_p(t_s) in "
+                     f"the objective, pure ε₀ = ζΔ + ᾱ, zeta_rule={zeta_rule!r}{inexact}")
+        ledger = _ledger(spent, zeta, notes, delta)
+        paper = _paper_claim(alphas, calibration)
+        jac = accounting.zhang2017_dvp_jacobian(local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, extra=phi_f,
+                                                loss_weight=w, c1=problem.per_example_smoothness)
+        noise = {"alpha": alphas, "zeta": zeta, "sensitivity": np.vstack([sens_v, final_sensitivity[None, :]]),
+                 "spent": spent, "extra_penalty": phi_f[0], "jacobian": np.asarray(jac, float).reshape(-1),
+                 "paper_sensitivity": np.asarray(accounting.zhang2017_pvp_sensitivity(
+                     local_size=m, lam=problem.lam, loss_weight=w), float) * c,
+                 "neighbour_term": neighbour_term, "zeta_rule": zeta_rule, "calibration": calibration,
+                 "solve_residual": float(record.residual.max())}
+    return finish(problem, "pvp_graph", net, record, rho=rho, noise=noise, ledger=ledger, delta=delta,
+                  privacy_paper=paper,
+                  params={"inner_tol": inner_tol, "max_inner": max_inner, "calibration": calibration,
+                          "neighbour_term": neighbour_term, "zeta_rule": zeta_rule,
+                          "hessians": solve.hessian_refreshes, "passes": solve.passes, "local_models": F.copy()})
