@@ -1,0 +1,963 @@
+"""Private ADMM as a noisy fixed-point iteration (Cyffers, Bellet & Basu 2023), and its DP-SGD baseline.
+
+The problem is ``min_x (1/n) Σ_i ℓ(x; a_i, b_i) + λ r(x)`` (a :class:`~dpadmm_lite.problems.Problem`
+with the squared or logistic loss and ``r = ‖·‖₁`` or ``½‖·‖²``), written as the consensus problem
+of the paper's Sec. 5.1: one block ``x_i`` per record (a *user* holding one record), one shared
+``z``, constraints ``x_i = z``. ADMM is the Douglas–Rachford / Lions–Mercier fixed-point
+iteration on the stacked variable ``u = (u_1, …, u_n)`` (eqs. 5–7), and privacy is Gaussian noise
+added to each block's update (Algorithm 1, "noisy Krasnosel'skii–Mann")::
+
+    z_{k+1}   = prox_{(γ/n) λ r}( mean_i u_{k,i} )                               (5)
+    x_{k+1,i} = prox_{(γ/n) ℓ_i}( 2 z_{k+1} − u_{k,i} )                           (6)
+    u_{k+1,i} = u_{k,i} + 2θ ( Clip(x_{k+1,i} − z_{k+1}, C) + ½ σ ξ_{k+1,i} ),   ξ ~ N(0, I)   (7)
+
+and only the ``z_k`` are released. Notation: θ ∈ (0, 1] is the paper's relaxation step λ (the
+book's λ is the regularisation weight, the paper's κ in App. E); ξ is the paper's η (the book's η
+is a step size); γ > 0 is the paper's γ — the inverse ADMM penalty, ``γ = 1/ρ`` unless given.
+
+=============================  =====================================================  ==========
+name                           what                                                    paper
+=============================  =====================================================  ==========
+``admm_consensus``             consensus ADMM, every user every round (ε = ∞ only)     (5)–(7)
+``private_admm``               centralized private ADMM                               Alg. 2, 6
+``admm_federated``             the same with Poisson user sampling (ε = ∞ only)        Alg. 3
+``private_admm_federated``     federated private ADMM, users sampled at rate q         Alg. 3
+``admm_walk``                  one user per step along a random walk (ε = ∞ only)      Alg. 4
+``private_admm_walk``          fully decentralized private ADMM (random walk)          Alg. 4
+``prox_sgd``                   proximal SGD with the same user sampling (ε = ∞ only)   Prop. 1
+``dp_prox_sgd``                proximal DP-SGD, the baseline of the experiment         App. E
+=============================  =====================================================  ==========
+
+Each private algorithm with ``epsilon=math.inf`` draws no noise and gives exactly the iterates of
+its non-private twin (the same code with σ = 0; user sampling and the walk use their own random
+stream, so they do not depend on whether noise is drawn).
+
+Vectorised: users are the first axis of the stacked ``u`` (shape ``(n, p)``), a round updates all
+its users in one pass, and the engine also runs many independent runs at once (a leading axis of
+runs: ε values × seeds × hyper-parameters), each with its own random streams, so that a batch
+gives the same iterates as the runs one by one (:func:`run_many`, :func:`released_models`).
+
+Reference: E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+centralized and federated learning", ICML 2023 (``papers/cyffers2023_noisy_fixed_point_private_admm.txt``).
+
+Choices where the paper is inconsistent or silent (each is said again where it matters):
+
+* **Units of γ.** The per-record prox step is ``γ/n`` and the z-step ``prox_{(γ/n)λr}``: the
+  Douglas–Rachford pair with parameter γ for the normalised objective ``(1/n)Σℓ_i + λr``. This is
+  App. E's text (``prox_{γ/2n (a·x − b)²}``) and what Theorem 2's ``1/n²`` needs (App. C.2 writes
+  the data term as ``(1/n)Σf``). Algorithm 2 prints ``prox_{γ f_i}`` and ``prox_{γ r}`` — the same
+  algorithm with γ renamed γ/n, but then Theorem 2 would read ``8αKL²γ²/σ²``. Algorithm 6 prints
+  ``(aaᵀ + (2n/γ)I)`` with ``S_{γκ}``: taken literally that pair solves the Lasso with κ
+  multiplied by 2n. We use the pair that solves the stated problem.
+* **z_k vs z_{k+1}.** Algorithm 6 uses ``z_k`` in the x-step right after computing ``z_{k+1}``;
+  we use ``z_{k+1}`` (eq. 6, Algorithm 2).
+* **The server of Algorithm 3** updates ``ẑ = z_k + (1/n)Σ Δu_i``; when r ≠ 0, ``z_k`` is already
+  thresholded, so the update must start from the running mean ``ū_k`` (``z = prox(ū)``): we keep
+  ``ū``.
+* **Clipping** (App. E, Remark 6): ``Clip(x − z, C)``. Replacing one record moves the clipped
+  difference by at most ``min(2C, 2Lγ/n)`` (clipping is a projection; an L-Lipschitz loss moves
+  ``x_i`` by at most ``2Lγ/n``), so one u-block moves by ``Δ = 2θ·min(2C, 2Lγ/n)`` against noise
+  ``θσ``. The squared loss has no L: it needs ``clip``.
+* **User sampling** is Poisson (each user independently with probability q), and the walk moves
+  to a uniform neighbour on the topology (on the complete graph: a uniform *other* user; the proof
+  of Theorem 4 lets the walk stay with probability 1/n — immaterial for n in the hundreds).
+
+Privacy (``calibration="accountant"``, the default): ``epsilon``, ``delta`` are the end-to-end
+budget for replace-one neighbours (one user's record replaced), and the ledger is calibrated to
+meet it:
+
+* centralized: ``K`` Gaussian releases of the u-update (every user, every round), sensitivity Δ;
+* federated: the same releases, Poisson-subsampled at rate q — the central model of Theorem 3
+  (an observer of the ``z_k`` only). The accountant analyses sampled releases for add/remove-one
+  neighbours; we pass it ``Δ`` (twice the norm bound ``2θC`` of one user's contribution), which
+  upper-bounds the replace-one ε (equal at q = 1; checked against dp-accounting's
+  ``REPLACE_ONE`` analysis in ``tests/test_cyffers.py``). No aggregation gain is counted: each
+  user's own noise hides its contribution, as Algorithm 3 adds it;
+* walk: the local model (any user, or an eavesdropper, sees every ``z``): each visit of the most
+  visited user is one Gaussian release with sensitivity Δ; the walk's path does not depend on the
+  data, so its visit counts are drawn first.
+
+``calibration="paper"`` keeps the paper's statement instead: σ such that Theorem 2 (centralized),
+Theorem 3 central (federated) or Theorem 4 (walk on the complete graph; the local bound of
+Theorem 3 on other graphs) gives ε with the paper's conversion ``ε + ln(1/δ)/(α − 1)``. Every trace
+reports both: ``privacy`` (the unified accountant on what was drawn) and ``privacy_paper``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import scipy.sparse
+from scipy.special import expit
+
+from .. import _validate as check
+from .. import mechanisms
+from .. import topology as _topology
+from ..privacy import PrivacyEvent, PrivacyGuarantee
+from ..problems import soft_threshold
+from ..registry import register
+from ..trace import Trace, from_iterates
+
+__all__ = ["admm_consensus", "private_admm", "admm_federated", "private_admm_federated", "admm_walk",
+           "private_admm_walk", "prox_sgd", "dp_prox_sgd", "run_many", "released_models", "noise_scale", "MODES",
+           "CALIBRATIONS", "PAPER"]
+
+#: The three trust models of the paper (Sec. 5.2–5.4).
+MODES = ("centralized", "federated", "walk")
+#: How σ is chosen for a finite ε: the book's unified accountant (default) or the paper's theorems.
+CALIBRATIONS = ("accountant", "paper")
+PAPER = "cyffers2023"
+
+_TASKS = ("lasso", "logistic-l1", "logistic-l2")
+# Candidate values for a fair comparison (the arena): γ = 1/ρ of the order of n; the chapter's tuning on the
+# paper's Lasso picks small relaxations and clipping thresholds at small budgets.
+_ADMM_TUNING = {"rho": (1e-4, 3e-4, 1e-3, 3e-3), "relaxation": (0.1, 0.25, 0.5), "clip": (0.001, 0.003, 0.01, 0.03)}
+_WALK_TUNING = {**_ADMM_TUNING, "iterations": (1000, 10_000)}  # a walk step updates one user: more steps
+_SGD_TUNING = {"step": (0.03, 0.1, 0.3, 1.0), "clip": (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)}
+_CHUNK_ELEMENTS = 1 << 22  # participation draws pre-drawn per chunk of rounds (bounds memory)
+
+
+# ====================================================================== the data, per record
+@dataclass(frozen=True)
+class _Records:
+    """What the updates read from a problem: one record per user, as stacked arrays."""
+
+    X: np.ndarray  # (n, p) features a_i
+    y: np.ndarray  # (n,) labels b_i
+    sq_norms: np.ndarray  # (n,) ‖a_i‖²
+    loss: str
+    regularizer: str
+    lam: float
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def p(self) -> int:
+        return self.X.shape[1]
+
+
+def _records(problem, algorithm: str) -> _Records:
+    if problem.loss not in ("squared", "logistic") or problem.regularizer not in ("l1", "l2"):
+        raise ValueError(f"problem: {algorithm!r} solves the Lasso and ℓ1/ℓ2-regularised logistic regression "
+                         f"(regularizer 'l1' or 'l2'); got loss={problem.loss!r}, regularizer={problem.regularizer!r}")
+    X = np.ascontiguousarray(problem.X, dtype=float)
+    return _Records(X, np.asarray(problem.y, float), np.einsum("ij,ij->i", X, X), problem.loss, problem.regularizer,
+                    float(problem.lam))
+
+
+def _rowdot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Row-wise inner products ``(A * B).sum(-1)`` (same rounding whatever the number of rows)."""
+    return np.einsum("...j,...j->...", A, B)
+
+
+def _prox_coefficient(records: _Records, users, aw: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """c with ``prox_{s ℓ_i}(w) = w + c·a_i``, from ``a_i·w`` alone (vectorised over users).
+
+    Squared loss ``ℓ_i = ½(a·x − b)²``: ``c = (b − a·w)/(1/s + ‖a‖²)`` — App. E's
+    ``(aaᵀ + (n/γ)I)⁻¹(ab + (n/γ)w)`` by Sherman–Morrison, with ``s = γ/n``. Logistic loss: the
+    margin ``t = a·x`` solves ``t + s‖a‖² ℓ'(t) = a·w`` (monotone, solved by safeguarded Newton), and
+    ``c = −s ℓ'(t)``.
+    """
+    b = records.y[users]
+    a2 = records.sq_norms[users]
+    if records.loss == "squared":
+        return (b - aw) / (1.0 / step + a2)
+    return -step * _logistic_slope(_logistic_prox_margin(aw, b, step * a2), b)
+
+
+def _logistic_slope(t, b):
+    """ℓ'(t) of ``ℓ(t) = log(1 + exp(−b t))``: ``−b σ(−b t)``."""
+    return -b * expit(-b * t)
+
+
+def _logistic_prox_margin(aw, b, h, iterations: int = 100):
+    """Solve ``φ(t) = t − aw + h ℓ'(t) = 0`` for every entry (``h = s‖a‖² ≥ 0``).
+
+    ``φ' = 1 + hℓ'' ∈ [1, 1 + h/4]`` and ``|ℓ'| ≤ 1``, so the root lies in ``[aw − h, aw + h]``;
+    Newton steps that leave the shrinking bracket are replaced by bisection.
+    """
+    lo, hi = aw - h, aw + h
+    t = aw.copy()
+    tolerance = 1e-14 * (1.0 + np.abs(aw))
+    for _ in range(iterations):
+        phi = t - aw + h * _logistic_slope(t, b)
+        if np.all(np.abs(phi) <= tolerance):
+            break
+        lo = np.where(phi < 0, t, lo)
+        hi = np.where(phi > 0, t, hi)
+        sig = expit(b * t)
+        newton = t - phi / (1.0 + h * sig * (1.0 - sig))
+        t = np.where((newton >= lo) & (newton <= hi), newton, 0.5 * (lo + hi))
+    return t
+
+
+def _prox_regularizer(records: _Records, v: np.ndarray, step) -> np.ndarray:
+    """``prox_{step·λ r}(v)``: soft-thresholding (ℓ1) or shrinkage (ℓ2); ``step`` broadcasts per run."""
+    if records.regularizer == "l1":
+        return soft_threshold(v, step * records.lam)
+    return v / (1.0 + step * records.lam)
+
+
+# ====================================================================== the ADMM engine
+@dataclass
+class _Settings:
+    """Per-run parameters of a batch of runs (arrays of shape (B,))."""
+
+    gamma: np.ndarray
+    theta: np.ndarray
+    clip: np.ndarray  # inf: no clipping
+    sigma: np.ndarray  # std of ξ before the ½·2θ = θ factor; 0: no noise
+
+    @property
+    def runs(self) -> int:
+        return len(self.gamma)
+
+
+def _streams(seeds: Sequence[int]):
+    """Two generators per run from ``default_rng(seed)``: (who takes part, noise)."""
+    pairs = [np.random.default_rng(s).spawn(2) for s in seeds]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _chunk_noise(noise_rngs, scale: np.ndarray, rows_of_run: list, shape_of_run: list, total: int, p: int):
+    """The noise of a chunk of rounds: each run's draws from its own stream, in one call per run.
+
+    ``rows_of_run[b]`` are the rows (of the chunk's ``(total, p)`` layout) that run b's draw fills,
+    in the order of its stream; ``shape_of_run[b]`` the shape of that draw. Every draw goes through
+    :func:`dpadmm_lite.mechanisms.gaussian` with the run's noise scale (θσ for ADMM, σ for DP-SGD),
+    and a run that draws in one call ``(r, …, p)`` fills exactly what r calls of its rounds would.
+    Returns ``None`` when no run is noisy.
+    """
+    noisy = [b for b in range(len(scale)) if scale[b] > 0 and np.prod(shape_of_run[b]) > 0]
+    if not noisy:
+        return None
+    if len(scale) == 1:  # one run: its draw is the chunk, in order
+        return mechanisms.gaussian(noise_rngs[0], scale[0], shape_of_run[0]).reshape(total, p)
+    out = np.empty((total, p)) if len(noisy) == len(scale) else np.zeros((total, p))  # every row drawn, or zeros
+    for b in noisy:  # a loop over the runs of a batch, not over users
+        out[rows_of_run[b]] = mechanisms.gaussian(noise_rngs[b], scale[b], shape_of_run[b]).reshape(-1, p)
+    return out
+
+
+def _clip_factor(norms: np.ndarray, clip: np.ndarray) -> np.ndarray:
+    """``min(1, C/‖v‖)`` per row: ``Clip(v, C) = factor · v`` (as :func:`mechanisms.clip`; tested)."""
+    return np.minimum(1.0, clip / np.where(norms > 0, norms, 1.0))
+
+
+class _Round:
+    """The (run, user) pairs of one round, sorted by run then user, and their per-run segments."""
+
+    def __init__(self, runs: np.ndarray, users: np.ndarray, B: int, n: int):
+        self.runs, self.users = runs, users
+        self.counts = np.bincount(runs, minlength=B)
+        self.starts = np.concatenate([[0], np.cumsum(self.counts)])
+        self.flat = runs * n + users  # row of the pair in the (B·n, p) stack of u-blocks
+
+    def sum(self, values: np.ndarray, B: int) -> np.ndarray:
+        """Sum the pairs' rows per run: shape (B, …) (a sparse 0/1 matrix times the rows, row by row)."""
+        m = len(self.runs)
+        indicator = scipy.sparse.csr_matrix((np.ones(m), np.arange(m), self.starts), shape=(B, m))
+        return np.asarray(indicator @ values)
+
+
+def _admm_block_update(records: _Records, U, Z, users, runs, s: _Settings, noise):
+    """Lines (6)–(7) for a list of (run, user) pairs: returns ``(Δu, ‖x − z‖)`` per pair.
+
+    ``U``: the pairs' u-blocks ``(m, p)``; ``Z``: their run's ``z_{k+1}`` ``(m, p)``; ``noise``:
+    the drawn ``θσξ`` ``(m, p)`` or ``None`` (σ = 0). One pass over the pairs per line, no loop.
+    """
+    step = s.gamma[runs] / records.n  # per-record prox step γ/n
+    E = U - Z
+    W = Z - E  # the prox point 2z_{k+1} − u_{k,i}
+    a = records.X[users]
+    c = _prox_coefficient(records, users, _rowdot(a, W), step)  # (6) x = prox_{(γ/n)ℓ_i}(W) = W + c·a_i
+    D = c[:, None] * a
+    D -= E  # x − z_{k+1} = W + c·a_i − z_{k+1}
+    norms = np.sqrt(_rowdot(D, D))
+    theta = s.theta[runs]
+    D *= (2.0 * theta * _clip_factor(norms, s.clip[runs]))[:, None]  # (7) 2θ Clip(x − z, C) …
+    if noise is not None:
+        D += noise  # … + 2θ · ½σξ (drawn with standard deviation θσ)
+    return D, norms
+
+
+def _walk_step(records: _Records, U, Ubar, Z, i: int, s: _Settings, noise, history, k: int):
+    """One step of Algorithm 4 for a single run, on vectors: user i updates (6)–(7), then (5).
+
+    The same arithmetic as :func:`_admm_block_update` for one pair; ``U`` and ``Ubar`` are updated
+    in place and the new ``Z`` (shape (1, p)) is returned.
+    """
+    n = records.n
+    a, u, z = records.X[i], U[i], Z[0]
+    w = 2.0 * z - u  # the prox point 2z − u_i
+    c = _prox_coefficient(records, np.array([i]), np.array([a @ w]), s.gamma[:1] / n)[0]  # (6) x = w + c·a_i
+    D = w - z + c * a  # x − z
+    norm = math.sqrt(D @ D)
+    du = (2.0 * s.theta[0] * min(1.0, s.clip[0] / norm if norm > 0 else 1.0)) * D  # (7) 2θ Clip(x − z, C)
+    if noise is not None:
+        du += noise[0]  # + 2θ · ½σξ
+    U[i] = u + du
+    Ubar += du / n  # (1/n) Δu_i into the running mean ū
+    Z = _prox_regularizer(records, Ubar, s.gamma[:1, None] / n)  # (5)
+    history.store(k, Z, np.array([norm]), s.clip, None, 1)
+    return Z
+
+
+class _History:
+    """What a batch of runs records per round: z (optional), consensus violation, clipped share."""
+
+    def __init__(self, K: int, B: int, p: int, keep_iterates: bool):
+        self.z = np.empty((K, B, p)) if keep_iterates else None
+        self.violation = np.empty((K, B))
+        self.clipped = np.empty((K, B))
+        self.final = np.zeros((B, p))
+        self.participations = None  # (B, n) rounds each user took part in (user sampling only)
+
+    def count(self, runs: np.ndarray, users: np.ndarray, B: int, n: int):
+        """Add one participation for every (run, user) pair (Poisson-sampled rounds)."""
+        if self.participations is None:
+            self.participations = np.zeros((B, n), dtype=np.int64)
+        self.participations += np.bincount(runs * n + users, minlength=B * n).reshape(B, n)
+
+    def store(self, k: int, Z: np.ndarray, norms: np.ndarray, clip: np.ndarray, pairs: _Round | None, B: int):
+        """Round k's z, and per run the RMS of ‖x_i − z‖ and the share of clipped users among those
+        that took part (``pairs=None``: one user per run, in run order)."""
+        self.final = Z
+        if self.z is None:  # a sweep that keeps only the released model skips the curves
+            return
+        self.z[k] = Z
+        if pairs is None:
+            self.violation[k], self.clipped[k] = norms, norms > clip
+            return
+        sums = pairs.sum(np.column_stack([norms**2, norms > clip[pairs.runs]]), B)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.violation[k] = np.sqrt(sums[:, 0] / pairs.counts)
+            self.clipped[k] = sums[:, 1] / pairs.counts
+
+
+def _chunk(B: int, per_round: int, width: int, K: int) -> int:
+    """Rounds whose participation masks (or noise) are drawn at once, within a memory bound."""
+    return int(max(1, min(K, _CHUNK_ELEMENTS // max(1, B * per_round * width))))
+
+
+def _participants(sample_rngs, sampling_rate, rounds: int, n: int):
+    """Poisson sampling for a chunk of rounds: (round, run, user) of every participant, round-major.
+
+    Each user takes part in each round independently with probability q (its run's rate), drawn
+    from the run's own sampling stream.
+    """
+    masks = np.stack([rng.random((rounds, n)) < q for rng, q in zip(sample_rngs, sampling_rate)], axis=1)
+    return np.nonzero(masks)
+
+
+def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int, seeds, sampling_rate=None,
+                 paths=None, keep_iterates: bool = True) -> _History:
+    """Run B private ADMM runs at once (one per entry of the settings) in the given mode.
+
+    ``sampling_rate`` (B,) for ``"federated"``; ``paths`` (B, K) of visited users for ``"walk"``.
+    Each run draws from its own two streams (:func:`_streams`), so the batch reproduces the runs
+    one by one.
+    """
+    B, n, p, K = s.runs, records.n, records.p, iterations
+    sample_rngs, noise_rngs = _streams(seeds)
+    scale = s.theta * s.sigma  # the noise added to a u-block: 2θ · ½σξ
+    U = np.zeros((B * n, p))  # u_0 = 0: the u-blocks of all runs, run-major (row b·n + i)
+    Ubar = np.zeros((B, p))  # the running mean of the u_i (the server's state)
+    z_step = (s.gamma / n)[:, None]
+    Z = _prox_regularizer(records, Ubar, z_step)
+    history = _History(K, B, p, keep_iterates)
+    per_round = {"centralized": n, "federated": int(np.max(sampling_rate) * n) + 1, "walk": 1}[mode]
+    chunk = _chunk(B, per_round, p, K)
+    everyone = _Round(np.repeat(np.arange(B), n), np.tile(np.arange(n), B), B, n) if mode == "centralized" else None
+    runs_once = np.arange(B)
+    for k0 in range(0, K, chunk):
+        rounds = min(chunk, K - k0)
+        if mode == "federated":  # Poisson sampling, round-major (round, run, user) triples
+            kk, bb, ii = _participants(sample_rngs, sampling_rate, rounds, n)
+            history.count(bb, ii, B, n)
+            order = np.argsort(bb, kind="stable")  # each run's rows in its own order of draws
+            ends = np.concatenate([[0], np.cumsum(np.bincount(bb, minlength=B))])
+            rows = [order[ends[b]:ends[b + 1]] for b in range(B)]
+            noise = _chunk_noise(noise_rngs, scale, rows, [(len(r), p) for r in rows], len(kk), p)
+            bounds = np.searchsorted(kk, np.arange(rounds + 1))
+        else:  # every user (centralized) or one user (walk) per run and round: layout (round, run, user)
+            width = n if mode == "centralized" else 1
+            layout = np.arange(rounds * B * width).reshape(rounds, B, width)
+            noise = _chunk_noise(noise_rngs, scale, [layout[:, b].ravel() for b in range(B)],
+                                 [(rounds, width, p)] * B, rounds * B * width, p)
+            bounds = np.arange(rounds + 1) * B * width
+        for j in range(rounds):
+            round_noise = None if noise is None else noise[bounds[j]:bounds[j + 1]]
+            if mode == "walk" and B == 1:  # one walk: the same lines on single vectors (less overhead per step)
+                Z = _walk_step(records, U, Ubar, Z, int(paths[0, k0 + j]), s, round_noise, history, k0 + j)
+                continue
+            if mode == "walk":  # Alg. 4: the user holding the model, one per run
+                users = paths[:, k0 + j]
+                flat = runs_once * n + users
+                U_pairs = U[flat]
+                dU, norms = _admm_block_update(records, U_pairs, Z, users, runs_once, s, round_noise)
+                U[flat] = U_pairs + dU  # (7) for the visited block
+                Ubar += dU / n  # (1/n) Δu_i into the running mean ū
+                pairs = None
+            else:
+                if mode == "centralized":
+                    pairs = everyone  # Alg. 2: every user, every round
+                else:
+                    pairs = _Round(bb[bounds[j]:bounds[j + 1]], ii[bounds[j]:bounds[j + 1]], B, n)  # Alg. 3: a sample
+                U_pairs = U if mode == "centralized" else U[pairs.flat]
+                dU, norms = _admm_block_update(records, U_pairs, Z[pairs.runs], pairs.users, pairs.runs, s, round_noise)
+                if mode == "centralized":
+                    U += dU  # (7) for every block
+                else:
+                    U[pairs.flat] = U_pairs + dU  # (7) for the blocks that took part
+                Ubar += pairs.sum(dU, B) / n  # the server adds (1/n) Σ Δu_i to the running mean ū
+            Z = _prox_regularizer(records, Ubar, z_step)  # (5) z_{k+1} = prox_{(γ/n)λr}(ū)
+            history.store(k0 + j, Z, norms, s.clip, pairs, B)
+    return history
+
+
+# ====================================================================== DP-SGD, the baseline
+def _prox_sgd_engine(records: _Records, *, step, clip, sigma, sampling_rate, iterations: int, seeds,
+                     keep_iterates: bool = True) -> _History:
+    """Proximal (DP-)SGD for B runs: ``z ← prox_{ηλr}(z − η (Σ_{i∈S} Clip(∇ℓ_i(z), C) + σξ)/(qn))``.
+
+    Users are Poisson-sampled at rate q (the same scheme and stream as federated ADMM); the sum of
+    clipped per-example gradients is normalised by the expected batch size ``qn``.
+    """
+    B, n, p, K = len(step), records.n, records.p, iterations
+    sample_rngs, noise_rngs = _streams(seeds)
+    Z = np.zeros((B, p))
+    history = _History(K, B, p, keep_iterates)
+    chunk = _chunk(B, n, 1, K)
+    for k0 in range(0, K, chunk):
+        rounds = min(chunk, K - k0)
+        kk, bb, ii = _participants(sample_rngs, sampling_rate, rounds, n)
+        bounds = np.searchsorted(kk, np.arange(rounds + 1))
+        layout = np.arange(rounds * B).reshape(rounds, B)
+        noise = _chunk_noise(noise_rngs, sigma, [layout[:, b] for b in range(B)], [(rounds, p)] * B, rounds * B, p)
+        for j in range(rounds):
+            pairs = _Round(bb[bounds[j]:bounds[j + 1]], ii[bounds[j]:bounds[j + 1]], B, n)
+            a = records.X[pairs.users]
+            b_labels = records.y[pairs.users]
+            margin = _rowdot(a, Z[pairs.runs])
+            slope = margin - b_labels if records.loss == "squared" else _logistic_slope(margin, b_labels)
+            norms = np.abs(slope) * np.sqrt(records.sq_norms[pairs.users])  # ‖∇ℓ_i(z)‖ = |ℓ'|·‖a_i‖
+            G = pairs.sum((slope * _clip_factor(norms, clip[pairs.runs]))[:, None] * a, B)  # Σ Clip(∇ℓ_i(z), C)
+            if noise is not None:
+                G += noise[j * B:(j + 1) * B]  # + σξ
+            g = G / (sampling_rate * n)[:, None]  # the noisy gradient g̃
+            Z = _prox_regularizer(records, Z - step[:, None] * g, step[:, None])  # z ← prox_{ηλr}(z − η g̃)
+            history.store(k0 + j, Z, norms, clip, pairs, B)
+    return history
+
+
+# ====================================================================== privacy
+def _difference_bound(problem, gamma: float, clip: float) -> float:
+    """Bound on ‖Clip(x_i − z) − Clip(x_i' − z)‖ when user i's record is replaced: ``min(2C, 2Lγ/n)``."""
+    L = problem.lipschitz
+    return min(2.0 * clip, 2.0 * L * gamma / problem.n if math.isfinite(L) else math.inf)
+
+
+@functools.lru_cache(maxsize=256)
+def _noise_multiplier(epsilon: float, delta: float, count: int, sampling_rate: float) -> float:
+    """σ/Δ that meets (ε, δ) for ``count`` Gaussian releases at ``sampling_rate`` (unified accountant)."""
+    from ..accounting import calibrate_ledger
+
+    return calibrate_ledger([PrivacyEvent("gaussian", 1.0, 1.0, count=count, sampling_rate=sampling_rate)],
+                            epsilon, delta)
+
+
+def _admm_ledger(mode, *, sensitivity, noise, iterations, sampling_rate, visits) -> list[PrivacyEvent]:
+    if mode == "centralized":
+        return [PrivacyEvent("gaussian", sensitivity, noise, count=iterations,
+                             note="u-update of every user, every round (replace-one)")]
+    if mode == "federated":
+        return [PrivacyEvent("gaussian", sensitivity, noise, count=iterations, sampling_rate=sampling_rate,
+                             note="u-update of a Poisson-sampled user (central model)")]
+    return [PrivacyEvent("gaussian", sensitivity, noise, count=visits,
+                         note="u-update at each visit of the most visited user (local model)")]
+
+
+def _paper_epsilon(mode, sigma, *, delta, problem, gamma, bound, iterations, sampling_rate, visits, complete):
+    """What the paper's theorem claims for noise σ, and which theorem (with the clipped ``Lγ``)."""
+    from .. import accounting as acc
+
+    n = problem.n
+    step_bound = bound / 2  # the "Lγ/n" of Thm 2 and the "Lγ" of Thms 3–4 (per-record step), or C when clipped
+    if mode == "centralized":  # Thm 2 with per-record step γ/n: lipschitz·γ/n = step_bound
+        eps = acc.cyffers2023_centralized_epsilon(delta, iterations=iterations, lipschitz=step_bound * n / gamma,
+                                                   gamma=gamma, sigma=sigma, n=n)
+        return eps, "Cyffers et al. 2023, Thm 2", "(α, 8αKL²γ²/(σ²n²))-RDP, record-level, centralized"
+    if mode == "federated":  # Thm 3 central; γ of Alg. 3 = per-record step
+        m = max(1, round(sampling_rate * n))
+        eps = acc.cyffers2023_federated_central_epsilon(delta, iterations=iterations, lipschitz=step_bound, gamma=1.0,
+                                                         sigma=sigma, n=n, m=m)
+        return (eps, "Cyffers et al. 2023, Thm 3 (central)",
+                f"(α, 16αKL²γ²/(σ²n²))-RDP with m = {m} users per round, where Lemma C.1 applies")
+    if complete:
+        eps = acc.cyffers2023_network_epsilon(delta, participations=visits, lipschitz=step_bound, gamma=1.0,
+                                               sigma=sigma, n=n)
+        return (eps, "Cyffers et al. 2023, Thm 4 (network DP)",
+                f"(α, 8αK_iL²γ² ln n/(σ²n))-network RDP on the complete graph, K_i = {visits} visits")
+    eps = acc.cyffers2023_federated_local_epsilon(delta, participations=visits, lipschitz=step_bound, gamma=1.0,
+                                                  sigma=sigma)
+    return (eps, "Cyffers et al. 2023, Thm 3 (local)",
+            f"(α, 8αK_iL²γ²/σ²)-RDP against any observer of the messages, K_i = {visits} visits "
+            "(Thm 4 is proved for the complete graph only)")
+
+
+def _paper_sigma(epsilon, **kwargs) -> float:
+    """The σ at which the paper's theorem (see :func:`_paper_epsilon`) gives ε: bisection on log σ."""
+    f = lambda log_sigma: _paper_epsilon(sigma=math.exp(log_sigma), **kwargs)[0] - epsilon  # decreasing
+    lo, hi = -5.0, 5.0
+    while f(lo) <= 0:
+        lo -= 5.0
+    while f(hi) > 0:
+        hi += 5.0
+        if hi > 200:  # pragma: no cover
+            raise ValueError(f"epsilon: no noise level meets ε = {epsilon:g} under the paper's theorem")
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10:
+            break
+    return math.exp(hi)
+
+
+# ====================================================================== options and runs
+def _gamma(rho, gamma) -> float:
+    return 1.0 / check.positive("rho", rho) if gamma is None else check.positive("gamma", gamma)
+
+
+def _clip(problem, clip, algorithm: str, *, private: bool, needed: bool) -> float:
+    if clip is None:
+        if private and needed:
+            raise ValueError(
+                f"clip must be given for private {algorithm!r} here: "
+                + ("the squared loss has no Lipschitz constant, so only clipping bounds what one record can move"
+                   if not math.isfinite(problem.lipschitz) else
+                   "a Poisson-sampled user's whole contribution must be bounded (its norm, not only the change "
+                   "of one record), and only clipping bounds it"))
+        return math.inf
+    return check.positive("clip", clip)
+
+
+def _topology_for(topology, n: int, graph_seed: int):
+    if isinstance(topology, _topology.Topology):
+        if topology.n_agents != n:
+            raise ValueError(f"topology must have one node per user ({n}), got {topology.n_agents} nodes")
+        return topology.check_connected()
+    check.choice("topology", topology, _topology.NAMES)
+    if topology == "complete":
+        return None  # uniform other user: no adjacency needed
+    return _cached_topology(topology, n, graph_seed).check_connected()
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_topology(name, n, graph_seed):
+    return _topology.make(name, n, seed=graph_seed)
+
+
+def _walk_paths(graph, n: int, iterations: int, seeds) -> np.ndarray:
+    """The users visited at steps 1 … K of each run (drawn from the runs' sampling streams).
+
+    The model starts at a uniformly chosen user and moves to a uniform neighbour: with ``u`` uniform
+    on [0, 1), the ``⌊u·deg⌋``-th neighbour in increasing order (on the complete graph, ``graph`` is
+    ``None``: the ``⌊u·(n−1)⌋``-th other user — the same choice as on ``topology.make("complete", n)``).
+    """
+    sample_rngs, _ = _streams(seeds)
+    paths = np.empty((len(seeds), iterations), dtype=np.int64)
+    for b, rng in enumerate(sample_rngs):
+        current = int(rng.integers(n))
+        u = rng.random(iterations)
+        if graph is None:
+            offset = np.floor(u * (n - 1)).astype(np.int64)
+        else:
+            indptr, indices, degree = graph.adjacency.indptr, graph.adjacency.indices, graph.degrees
+        for k in range(iterations):  # a loop over the steps of the walk (one user per step)
+            paths[b, k] = current
+            if graph is None:
+                current = int(offset[k] + (offset[k] >= current))
+            else:
+                current = int(indices[indptr[current] + int(u[k] * degree[current])])
+    return paths
+
+
+@dataclass
+class _Plan:
+    """Everything decided before a batch of runs starts: settings, noise, privacy, per run."""
+
+    name: str
+    mode: str | None  # ADMM mode, or None for prox SGD
+    settings: list[dict]
+    sigma: np.ndarray
+    ledgers: list[list[PrivacyEvent]]
+    paper: list[PrivacyGuarantee | None]
+    extra: list[dict]
+
+
+def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple[_Plan, np.ndarray | None]:
+    """Check every run's options, choose its σ and write its ledger (the part shared by all entry points)."""
+    info = _ALGORITHMS[name]
+    mode, private = info["mode"], info["private"]
+    delta = check.open_unit("delta", delta)
+    iterations = check.count("iterations", iterations)
+    records_n = problem.n
+    settings, sigmas, ledgers, papers, extras, paths = [], [], [], [], [], []
+    for options in runs:
+        o = dict(options)
+        epsilon = check.epsilon(o.pop("epsilon", math.inf))
+        seed = check.count("seed", o.pop("seed", 0), minimum=0)
+        rho = o.pop("rho", 1.0)
+        calibration = o.pop("calibration", "accountant") if private else "accountant"
+        check.choice("calibration", calibration, CALIBRATIONS)
+        if not private and not math.isinf(epsilon):
+            raise ValueError(f"epsilon must be math.inf for the non-private {name!r} (its private twin is "
+                             f"{info['twin']!r}), got {epsilon!r}")
+        sampling_rate = check.half_open_unit("sampling_rate", o.pop("sampling_rate", 0.1)) \
+            if mode in ("federated", None) else 1.0
+        if mode is None:
+            step = o.pop("step", None)
+            step = 1.0 / problem.public_smoothness if step is None else check.positive("step", step)
+            clip = _clip(problem, o.pop("clip", None), name, private=private,
+                         needed=not math.isfinite(problem.lipschitz))
+            if calibration == "paper":
+                raise ValueError("calibration must be 'accountant' for DP-SGD: the paper states no theorem for its "
+                                 "baseline (Prop. 1 only recovers the algorithm)")
+            setting = dict(step=step, clip=clip, sampling_rate=sampling_rate)
+            bound = 2.0 * (clip if math.isfinite(clip) else problem.lipschitz)  # replace-one, gradient sum
+            if private and not math.isfinite(clip):
+                problem.check_feature_bound(name)  # the bound is the public L = feature_bound
+        else:
+            gamma = _gamma(rho, o.pop("gamma", None))
+            theta = o.pop("relaxation", 0.5)
+            theta = check.positive("relaxation", theta)
+            if theta > 1:
+                raise ValueError(f"relaxation must be in (0, 1] (the paper's λ), got {theta!r}")
+            clip = _clip(problem, o.pop("clip", None), name, private=private,
+                         needed=(not math.isfinite(problem.lipschitz)) or (mode == "federated" and sampling_rate < 1))
+            setting = dict(gamma=gamma, relaxation=theta, clip=clip, sampling_rate=sampling_rate)
+            bound = _difference_bound(problem, gamma, clip)
+            if private and bound < 2.0 * clip:
+                problem.check_feature_bound(name)  # the bound uses the public L = feature_bound, not the clip
+            if mode == "walk":
+                graph = _topology_for(o.pop("topology", "complete"), records_n,
+                                      check.count("graph_seed", o.pop("graph_seed", 0), minimum=0))
+                setting["topology"] = "complete" if graph is None else graph.name
+                path = _walk_paths(graph, records_n, iterations, [seed])[0]
+                paths.append(path)
+                setting["visits"] = int(np.bincount(path, minlength=records_n).max())
+        if o:
+            raise ValueError(f"{name!r} got unknown options {sorted(o)}")
+        setting.update(epsilon=epsilon, seed=seed, calibration=calibration)
+        sigma, ledger, paper, extra = 0.0, [], None, {}
+        if private and not math.isinf(epsilon):
+            if mode is None:
+                sensitivity, scale = bound, 1.0
+                count = iterations
+            else:
+                theta = setting["relaxation"]
+                sensitivity, scale = 2.0 * theta * bound, theta  # noise on u is θσ
+                count = setting.get("visits", iterations)
+            q = sampling_rate if mode in ("federated", None) else 1.0
+            paper_args = dict(delta=delta, problem=problem, gamma=setting.get("gamma"), bound=bound,
+                              iterations=iterations, sampling_rate=q, visits=setting.get("visits"),
+                              complete=setting.get("topology") == "complete")
+            if calibration == "accountant":
+                sigma = _noise_multiplier(epsilon, delta, count, q) * sensitivity / scale
+            else:
+                sigma = _paper_sigma(epsilon, mode=mode, **paper_args)
+            if mode is None:
+                ledger = [PrivacyEvent("gaussian", sensitivity, sigma, count=iterations, sampling_rate=q,
+                                       note="sum of clipped gradients of the Poisson-sampled users (replace-one)")]
+            else:
+                ledger = _admm_ledger(mode, sensitivity=sensitivity, noise=scale * sigma, iterations=iterations,
+                                      sampling_rate=q, visits=count)
+                eps_paper, source, statement = _paper_epsilon(mode, sigma, **paper_args)
+                paper = PrivacyGuarantee(eps_paper, delta, source, statement)
+            extra = {"sensitivity": sensitivity, "noise_multiplier": scale * sigma / sensitivity}
+        settings.append(setting)
+        sigmas.append(sigma)
+        ledgers.append(ledger)
+        papers.append(paper)
+        extras.append(extra)
+    plan = _Plan(name, mode, settings, np.asarray(sigmas, float), ledgers, papers, extras)
+    return plan, (np.stack(paths) if paths else None)
+
+
+def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates) -> _History:
+    records = _records(problem, plan.name)
+    column = lambda key: np.array([s[key] for s in plan.settings], dtype=float)
+    seeds = [s["seed"] for s in plan.settings]
+    if plan.mode is None:
+        return _prox_sgd_engine(records, step=column("step"), clip=column("clip"), sigma=plan.sigma,
+                                sampling_rate=column("sampling_rate"), iterations=iterations, seeds=seeds,
+                                keep_iterates=keep_iterates)
+    settings = _Settings(column("gamma"), column("relaxation"), column("clip"), plan.sigma)
+    return _admm_engine(records, settings, mode=plan.mode, iterations=iterations, seeds=seeds,
+                        sampling_rate=column("sampling_rate"), paths=paths, keep_iterates=keep_iterates)
+
+
+def _test_objective(problem, Z) -> np.ndarray | None:
+    """The objective on the test split, ``F_test(z) = mean test loss + λ r(z)`` (Fig. 1's "test objective")."""
+    if problem.X_test is None:
+        return None
+    return problem.data_loss(Z, problem.X_test, problem.y_test) + problem.lam * problem.regularizer_value(Z)
+
+
+def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5, iterations: int = 100) -> list[Trace]:
+    """Run algorithm ``name`` of this module once per entry of ``runs``, all at once.
+
+    Parameters
+    ----------
+    name
+        One of the algorithms of this module (``"private_admm_federated"``, ``"dp_prox_sgd"``, …).
+    problem
+        The problem every run solves.
+    runs
+        One mapping per run: ``epsilon``, ``seed``, ``rho`` and the algorithm's options
+        (``gamma``, ``relaxation``, ``clip``, ``sampling_rate``, ``step``, …).
+    delta, iterations
+        Shared by every run.
+
+    Returns
+    -------
+    list of Trace
+        The traces :func:`dpadmm_lite.run` returns for each run, in order, with the same
+        iterates (each run has its own random streams).
+    """
+    plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
+    history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=True)
+    return [_trace(plan, problem, history, b, delta=delta) for b in range(len(plan.settings))]
+
+
+def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5,
+                    iterations: int = 100) -> tuple[np.ndarray, list[dict]]:
+    """Like :func:`run_many`, but keep only each run's released model ``z_K`` (fast sweeps).
+
+    Returns
+    -------
+    models : (len(runs), p) array
+        The released ``z_K`` of every run (the same as ``run_many(...)[b].model``).
+    info : list of dict
+        Per run: its settings, ``sigma``, ``epsilon_unified`` (the unified accountant's ε of its
+        ledger) and ``epsilon_paper`` (the paper's claim; ``nan`` for DP-SGD).
+    """
+    plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
+    history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=False)
+    info = []
+    for b, setting in enumerate(plan.settings):
+        ledger = plan.ledgers[b]
+        info.append({**setting, "sigma": float(plan.sigma[b]),
+                     "epsilon_unified": _cached_ledger_epsilon(tuple(ledger), delta) if ledger else math.inf,
+                     "epsilon_paper": plan.paper[b].epsilon if plan.paper[b] is not None else math.nan})
+    return history.final.copy(), info
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_ledger_epsilon(ledger: tuple, delta: float) -> float:
+    from ..accounting import ledger_epsilon
+
+    return ledger_epsilon(list(ledger), delta)
+
+
+def _trace(plan: _Plan, problem, history: _History, b: int, *, delta) -> Trace:
+    setting = plan.settings[b]
+    Z = history.z[:, b]
+    metrics = {"clipped_fraction": history.clipped[:, b]}
+    violation = history.violation[:, b]
+    if plan.mode is None:  # DP-SGD has no local variables: record the RMS per-example gradient norm instead
+        metrics["gradient_norm"], violation = violation, None
+    test_objective = _test_objective(problem, Z)
+    if test_objective is not None:
+        metrics["test_objective"] = test_objective
+    noise = {"sigma": float(plan.sigma[b]), **plan.extra[b]}
+    if plan.mode == "walk":
+        noise["visits_of_most_visited_user"] = setting["visits"]
+    noise.update(_local_guarantee(plan, history, b, delta))
+    params = {k: v for k, v in setting.items() if k not in ("epsilon", "seed")}
+    return from_iterates(problem, plan.name, Z, consensus_violation=violation, noise=noise,
+                         ledger=plan.ledgers[b], delta=delta, privacy_paper=plan.paper[b], metrics=metrics,
+                         params=params)
+
+
+def _local_guarantee(plan: _Plan, history: _History, b: int, delta: float) -> dict:
+    """Federated runs: the local-model ε (against the server, who sees every message), no amplification.
+
+    Each of the K_i participations of the most exposed user is a Gaussian release with the ledger's
+    sensitivity and noise; the user sampling does not depend on the data, so K_i is known after the run.
+    """
+    if plan.mode != "federated" or not plan.ledgers[b] or history.participations is None:
+        return {}
+    (event,) = plan.ledgers[b]
+    most = int(history.participations[b].max())
+    local = PrivacyEvent("gaussian", event.sensitivity, event.noise, count=max(most, 1), note="local model")
+    return {"participations_of_most_exposed_user": most,
+            "local_epsilon": _cached_ledger_epsilon((local,), delta) if most else 0.0}
+
+
+def noise_scale(name: str, problem, *, epsilon: float, delta: float, iterations: int, seed: int = 0,
+                **options) -> tuple[float, list[PrivacyEvent], PrivacyGuarantee | None]:
+    """σ, the ledger and the paper's statement a run of ``name`` would use, without running it.
+
+    Same arguments as :func:`dpadmm_lite.run` (``rho`` may be among ``options``). For the walk the
+    ledger counts the visits of the path drawn from ``seed``.
+    """
+    plan, _ = _plan(name, problem, [dict(epsilon=epsilon, seed=seed, **options)], delta=delta, iterations=iterations)
+    return float(plan.sigma[0]), plan.ledgers[0], plan.paper[0]
+
+
+def _single(name, problem, *, epsilon, delta, rho, iterations, seed, **options) -> Trace:
+    return run_many(name, problem, [dict(epsilon=epsilon, seed=seed, rho=rho, **options)], delta=delta,
+                    iterations=iterations)[0]
+
+
+# ====================================================================== registered algorithms
+_ALGORITHMS = {
+    "admm_consensus": dict(mode="centralized", private=False, twin="private_admm"),
+    "private_admm": dict(mode="centralized", private=True, twin="admm_consensus"),
+    "admm_federated": dict(mode="federated", private=False, twin="private_admm_federated"),
+    "private_admm_federated": dict(mode="federated", private=True, twin="admm_federated"),
+    "admm_walk": dict(mode="walk", private=False, twin="private_admm_walk"),
+    "private_admm_walk": dict(mode="walk", private=True, twin="admm_walk"),
+    "prox_sgd": dict(mode=None, private=False, twin="dp_prox_sgd"),
+    "dp_prox_sgd": dict(mode=None, private=True, twin="prox_sgd"),
+}
+
+_OPTIONS_DOC = """
+    Options
+    -------
+    gamma
+        γ > 0, the prox parameter (default ``1/rho``): per-record prox step ``γ/n``, z-step
+        ``prox_{(γ/n)λr}``.
+    relaxation
+        θ ∈ (0, 1], the paper's relaxation step λ (default 0.5: plain ADMM).
+    clip
+        C > 0, clipping threshold of ``x − z`` (required for private runs on the squared loss and
+        for Poisson-sampled private runs; default: no clipping).
+    calibration
+        ``"accountant"`` (default: the unified accountant meets ε end to end) or ``"paper"``
+        (σ from the paper's theorem for this mode); private algorithms only.
+"""
+
+
+@register("admm_consensus", paper=PAPER, private=False, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
+          description="Consensus ADMM as a Douglas–Rachford fixed-point iteration, one block per record (Cyffers et al. "
+                      "2023, eqs. 5–7 without noise)")
+def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Non-private twin of :func:`private_admm`: every user updates every round, no noise."""
+    return _single("admm_consensus", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
+                   seed=seed, **options)
+
+
+@register("private_admm", paper=PAPER, private=True, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
+          description="Centralized private ADMM: Gaussian noise on every user's u-update, only z released (Cyffers et "
+                      "al. 2023, Alg. 2 / Alg. 6, Thm 2)")
+def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Centralized private ADMM (Algorithm 2; Algorithm 6 for the Lasso), record-level DP.
+
+    Every round: (5) ``z = prox_{(γ/n)λr}(ū)``; (6) every user's ``x_i = prox_{(γ/n)ℓ_i}(2z − u_i)``
+    (closed form by Sherman–Morrison for the squared loss); (7)
+    ``u_i += 2θ(Clip(x_i − z, C) + ½σξ_i)``. Only ``z_K`` is released (the trace's curves are the
+    ``z_k``, each a post-processing of the noisy ``u``). The ledger: K Gaussian releases of one
+    user's u-block, sensitivity ``2θ·min(2C, 2Lγ/n)``, noise ``θσ``.
+    """
+    return _single("private_admm", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
+                   **options)
+
+
+@register("admm_federated", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_ADMM_TUNING,
+          description="Federated consensus ADMM: each round a Poisson sample of users updates (Cyffers et al. 2023, "
+                      "Alg. 3 without noise)")
+def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Non-private twin of :func:`private_admm_federated`."""
+    return _single("admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
+                   seed=seed, **options)
+
+
+@register("private_admm_federated", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
+          tuning={**_ADMM_TUNING, "sampling_rate": (0.1,)},
+          description="Federated private ADMM with Poisson user sampling, central DP (Cyffers et al. 2023, Alg. 3, "
+                      "Thm 3)")
+def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Federated private ADMM (Algorithm 3), user-level DP, users Poisson-sampled at rate q.
+
+    Each round every user joins independently with probability ``sampling_rate`` (q); the joining
+    users run (6)–(7) locally from the broadcast z and send ``Δu_i``; the server adds
+    ``(1/n)ΣΔu_i`` to its running mean ``ū`` and broadcasts ``z = prox_{(γ/n)λr}(ū)``. With q = 1
+    the iterates are exactly those of :func:`private_admm` (same seed). The ledger: K
+    Poisson-subsampled Gaussian releases (central model), sensitivity ``4θC``, noise ``θσ``.
+
+    ``sampling_rate``: q ∈ (0, 1] (default 0.1, the paper's experiment).
+    """
+    return _single("private_admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
+                   seed=seed, **options)
+
+
+@register("admm_walk", paper=PAPER, private=False, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
+          description="Decentralized consensus ADMM along a random walk: one user updates per step (Cyffers et al. "
+                      "2023, Alg. 4 without noise)")
+def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Non-private twin of :func:`private_admm_walk`."""
+    return _single("admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
+                   **options)
+
+
+@register("private_admm_walk", paper=PAPER, private=True, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
+          description="Fully decentralized private ADMM: the model walks from user to user (Cyffers et al. 2023, "
+                      "Alg. 4, Thm 4 on the complete graph)")
+def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Fully decentralized private ADMM (Algorithm 4): ``iterations`` is the number of walk steps.
+
+    The model ``z`` starts at a uniformly chosen user; at each step the user holding it runs
+    (6)–(7) with its own record, updates ``ū += Δu_i/n`` and ``z = prox_{(γ/n)λr}(ū)``, and sends
+    ``z`` to a uniformly chosen neighbour on ``topology`` (default ``"complete"``; any connected
+    graph from :mod:`dpadmm_lite.topology`, or a :class:`~dpadmm_lite.topology.Topology` with one
+    node per record; ``graph_seed`` seeds random graphs). The ledger is the local guarantee (each
+    visit of the most visited user); ``privacy_paper`` is Theorem 4 (network DP) on the complete
+    graph — the only graph it is proved for — and Theorem 3's local bound on any other.
+    """
+    return _single("private_admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
+                   seed=seed, **options)
+
+
+@register("prox_sgd", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_SGD_TUNING,
+          description="Proximal SGD over Poisson-sampled users (the baseline of Cyffers et al. 2023, App. E, without "
+                      "noise)")
+def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Non-private twin of :func:`dp_prox_sgd`."""
+    return _single("prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
+                   **options)
+
+
+@register("dp_prox_sgd", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
+          tuning={**_SGD_TUNING, "sampling_rate": (0.1,)},
+          description="Proximal DP-SGD with Poisson user sampling: the noisy fixed-point iteration of Prop. 1 (baseline "
+                      "of Cyffers et al. 2023, App. E)")
+def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+    """Proximal DP-SGD, the baseline of the paper's experiment, with the same user sampling.
+
+    ``z ← prox_{ηλr}(z − η g̃)``, ``g̃ = (Σ_{i∈S} Clip(∇ℓ_i(z), C) + σξ)/(qn)``, S a Poisson sample
+    at rate q. As a noisy fixed-point iteration (Prop. 1): Algorithm 1 with the operator
+    ``R = I − (2/β)∇f``, step ``λ_k = ηβ/2``, error ``e_k`` = the sampling error of the gradient
+    and noise ``(β/2)·σ/(qn)``, followed by the prox of the regulariser. ``rho`` is not used.
+
+    Options: ``step`` η > 0 (default ``1/problem.public_smoothness``), ``clip`` C (required on
+    the squared loss), ``sampling_rate`` q ∈ (0, 1] (default 0.1). The ledger: K
+    Poisson-subsampled Gaussian releases of the clipped sum, sensitivity 2C, noise σ.
+    """
+    return _single("dp_prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
+                   **options)
+
+
+for _f in (admm_consensus, private_admm, admm_federated, private_admm_federated, admm_walk, private_admm_walk):
+    _f.__doc__ += _OPTIONS_DOC
