@@ -12,6 +12,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ._typeset import axis_title, typeset
+
 __all__ = ["convergence", "objective_gap", "accuracy", "consensus", "topology_chart", "traces_frame"]
 
 #: Axis titles of the per-iteration metrics, in the book's notation.
@@ -84,7 +86,7 @@ def convergence(traces, metric: str = "objective_gap", *, log_y: bool = True, x:
     frame = frame[np.isfinite(frame["value"])]
     if log_y:
         frame = frame[frame["value"] > 0]
-    y_title = METRIC_TITLES.get(metric, metric.replace("_", " "))
+    y_title = METRIC_TITLES.get(metric) or axis_title(metric)
     chart = alt.Chart(frame, width=width, height=height).mark_line().encode(
         x=alt.X(f"{x}:Q", title=X_TITLES[x]),
         y=alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
@@ -93,7 +95,7 @@ def convergence(traces, metric: str = "objective_gap", *, log_y: bool = True, x:
                  alt.Tooltip("time:Q", title="time (s)", format=".3g"),
                  alt.Tooltip("value:Q", title=y_title, format=".4g")],
     )
-    return chart.properties(title=title) if title else chart
+    return chart.properties(title=typeset(title) if isinstance(title, str) else title) if title else chart
 
 
 def objective_gap(traces, *, log_y: bool = True, **kwargs) -> alt.Chart:
@@ -152,4 +154,6 @@ def topology_chart(topology, *, values=None, value_title: str = "value", title: 
         x=alt.X("x:Q", scale=xs, axis=no_axis), y=alt.Y("y:Q", scale=ys, axis=no_axis), color=color, tooltip=tooltip,
     )
     chart = alt.layer(line, dots).properties(width=size, height=size)
-    return chart.properties(title=title) if title else chart
+    if isinstance(title, (list, tuple)):
+        title = [typeset(t) for t in title]
+    return chart.properties(title=typeset(title) if isinstance(title, str) else title) if title else chart

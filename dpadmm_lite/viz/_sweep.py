@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ._typeset import axis_title, typeset
+
 #: Pretty names for the book's notation, used in titles and widget labels.
 NOTATION = {
     "epsilon": "ε", "delta": "δ", "rho": "ρ", "nu": "ν", "lam": "λ", "eta": "η", "sigma": "σ",
@@ -48,9 +50,9 @@ def sweep_chart(
     x, y, color
         Columns for the axes and the colour (one line per colour value).
     sliders
-        Numeric setting columns to choose with a slider. A grid that is evenly spaced on a
-        linear scale gets a slider over the values; one evenly spaced on a log scale gets a
-        slider over log₁₀ of the values; any other grid gets a drop-down.
+        Numeric setting columns to choose with a slider. The slider moves over the grid's
+        positions (every value is reachable, whatever the spacing) and its readout shows the
+        value itself. A column with one value gets no slider, only the caption.
     selects
         Setting columns to choose with a drop-down (categorical ones such as topology).
     defaults
@@ -58,9 +60,10 @@ def sweep_chart(
     band
         ``(low, high)`` columns drawn as a shaded band around each line (spread over seeds).
     log_x, log_y
-        Log scales.
+        Log scales (rows with a value ≤ 0 on a log axis are left out: it never includes zero).
     titles
-        Axis and widget titles per column; the book's notation is used where none is given.
+        Axis and widget titles per column; the book's notation is used where none is given,
+        else the column name typeset (``test_accuracy`` → "test accuracy"; ``x_t^DP`` → "xₜᴰᴾ").
 
     Returns
     -------
@@ -70,35 +73,33 @@ def sweep_chart(
     missing = [c for c in [x, y, color, *sliders, *selects, *(band or ())] if c and c not in frame.columns]
     if missing:
         raise ValueError(f"columns {missing} are not in the frame (it has {list(frame.columns)})")
-    titles = {**NOTATION, **(titles or {})}
+    titles = {c: typeset(t) for c, t in {**NOTATION, **(titles or {})}.items()}
+    titles.update({c: axis_title(c) for c in [x, y, color, *sliders, *selects] if c and c not in titles})
     defaults = dict(defaults or {})
     data = frame.copy()
     params, filters, captions = [], [], []
 
     for column in sliders:
         values = np.sort(pd.unique(data[column].astype(float)))
-        start = float(defaults.get(column, values[0]))
+        values = values[np.isfinite(values)]
+        if not len(values):
+            raise ValueError(f"sliders[{column!r}] has no finite value to slide over")
         name = _param_name(column)
         label = titles.get(column, column)
-        if len(values) > 1 and _evenly_spaced(values):
-            binding = alt.binding_range(min=values[0], max=values[-1], step=float(np.diff(values).mean()), name=f"{label} ")
-            param = alt.param(name=name, value=start, bind=binding)
-            filters.append(f"abs(datum[{column!r}] - {name}) <= 1e-9 * abs({name}) + 1e-12")
-            captions.append(f"'{label} = ' + format({name}, '.3~g')")
-        elif len(values) > 1 and np.all(values > 0) and _evenly_spaced(np.log10(values)):
-            logs = np.log10(values)
-            log_column = f"log10_{column}"
-            data[log_column] = np.round(np.log10(data[column].astype(float)), 9)
-            binding = alt.binding_range(min=logs[0], max=logs[-1], step=float(np.diff(logs).mean()),
-                                        name=f"log₁₀ {label} ")
-            param = alt.param(name=name, value=float(np.round(np.log10(start), 9)), bind=binding)
-            filters.append(f"abs(datum[{log_column!r}] - {name}) <= 1e-6")
-            captions.append(f"'{label} = ' + format(pow(10, {name}), '.3~g')")
-        else:
-            param = alt.param(name=name, value=start, bind=alt.binding_select(options=list(values), name=f"{label} "))
-            filters.append(f"abs(datum[{column!r}] - {name}) <= 1e-9 * abs({name}) + 1e-12")
-            captions.append(f"'{label} = ' + format({name}, '.3~g')")
-        params.append(param)
+        labels = [format_value(v) for v in values]
+        if len(values) == 1:  # nothing to choose: the caption says which value it is
+            captions.append(repr(f"{label} = {labels[0]}"))
+            continue
+        index = _grid_index(values, defaults.get(column, values[0]), column)
+        # The slider moves over the grid's index (integer steps reach every value, whatever the
+        # grid: no float step can overshoot the last one); the value is looked up in the grid.
+        grid = "[" + ",".join(repr(float(v)) for v in values) + "]"
+        chosen = f"{grid}[{name}]"
+        params.append(alt.param(name=name, value=index,
+                                bind=alt.binding_range(min=0, max=len(values) - 1, step=1, name=f"{label} ")))
+        params.append(alt.param(name=f"{name}__labels", value=labels))  # the readout shows these
+        filters.append(f"abs(datum[{column!r}] - {chosen}) <= 1e-9 * abs({chosen}) + 1e-12")
+        captions.append(f"{label!r} + ' = ' + {name}__labels[{name}]")
 
     for column in selects:
         options = list(pd.unique(data[column]))
@@ -109,8 +110,16 @@ def sweep_chart(
                           bind=alt.binding_select(options=options, name=f"{label} "))
         params.append(param)
         filters.append(f"datum[{column!r}] == {name}")
-        captions.append(f"'{label} = ' + {name}")
+        captions.append(f"{label!r} + ' = ' + {name}")
 
+    # A log axis never includes zero: rows it cannot draw are left out (as convergence() does),
+    # and a band's lower edge is clipped to the smallest value the line itself draws.
+    for column, is_log in ((x, log_x), (y, log_y)):
+        if is_log:
+            data = data[np.isfinite(data[column].astype(float)) & (data[column].astype(float) > 0)]
+    if band and log_y and len(data):
+        floor = float(data[y].min())
+        data = data.assign(**{band[0]: data[band[0]].where(data[band[0]] > 0, floor)})
     x_enc = alt.X(f"{x}:Q", title=titles.get(x, x), scale=alt.Scale(type="log" if log_x else "linear"))
     y_enc = alt.Y(f"{y}:Q", title=titles.get(y, y), scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False))
     color_enc = alt.Color(f"{color}:N", title=titles.get(color, color)) if color else alt.Undefined
@@ -136,13 +145,22 @@ def sweep_chart(
     if band and color:  # one legend, drawn from the lines (not the pale bands)
         chart = chart.resolve_legend(color="independent")
     if title:
-        chart = chart.properties(title=title)
+        chart = chart.properties(title=typeset(title) if isinstance(title, str) else title)
     return chart
 
 
-def _evenly_spaced(values: np.ndarray) -> bool:
-    steps = np.diff(values)
-    return bool(np.allclose(steps, steps.mean(), rtol=1e-6, atol=1e-12))
+def _grid_index(values: np.ndarray, start, column: str) -> int:
+    """Position of the default ``start`` in the grid (it must be one of the grid's values)."""
+    i = int(np.argmin(np.abs(values - float(start))))
+    if not np.isclose(values[i], float(start), rtol=1e-9, atol=1e-12):
+        raise ValueError(f"defaults[{column!r}] must be one of the grid values {values.tolist()}, got {start!r}")
+    return i
+
+
+def format_value(value: float) -> str:
+    """A grid value as a reader reads it: 3 significant digits, ``1e-5`` rather than ``1e-05``."""
+    text = f"{float(value):.3g}"
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), text)
 
 
 def _param_name(column: str) -> str:

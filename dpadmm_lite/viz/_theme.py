@@ -25,11 +25,13 @@ def _dpadmm_theme() -> alt.theme.ThemeConfig:
 def use_book_theme() -> None:
     """Enable the book theme, the book's chart renderer, and charts of any data size.
 
-    The renderer writes each chart's Vega-Lite spec into the notebook output next to Altair's
-    HTML, so the published book can draw it with the Vega bundle it serves itself.
+    The renderer writes each chart's Vega-Lite spec into the notebook output, so the published
+    book can draw it with the Vega bundle it serves itself, and inside a kernel a chart widget
+    that JupyterLab draws offline (see :mod:`dpadmm_lite._book`).
     """
-    from .._book import chart_renderer
+    from .._book import capture_glue, chart_renderer
 
+    capture_glue()  # glued numbers for the JupyterLab edition (make lab)
     alt.renderers.register("dpadmm", chart_renderer)
     alt.renderers.enable("dpadmm")
     alt.theme.enable("dpadmm")
