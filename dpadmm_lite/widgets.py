@@ -10,8 +10,13 @@ One call builds the panel of a chapter's live cell::
     dl.widgets.live(compute, rho=1.0, topology="ring", n_agents=10, iterations=50)
 
 Only the controls you pass appear, each starting at the value you pass. When a control moves,
-``compute`` re-runs after a short quiet period (``debounce``) and its chart replaces the old one
-in place, with the run time in ms and the text ``compute`` returned (e.g. the privacy spent).
+``compute`` re-runs (changes that arrive meanwhile are coalesced into one more run) and its chart
+is updated in place: when the new chart has the same structure as the one shown, only its rows go
+to the page and are swapped into the live Vega view (no re-embedding). The chart is drawn by the
+Vega bundle the kernel ships (:class:`dpadmm_lite.viz.VegaChart`), so JupyterLab needs no
+network. Under the chart: the run time in ms and the text ``compute`` returned (e.g. the privacy
+spent), or "computing …" while a run takes long. ``compute`` should be a pure function of the
+values: results are cached per setting.
 
 Executed headless (papermill, nbclient: no browser, nobody moves a slider) the cell computes
 once with the defaults, renders that chart into the panel and returns; no thread is started until
@@ -25,6 +30,7 @@ import math
 import threading
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -114,37 +120,56 @@ class LivePanel(w.VBox):
     ----------
     controls
         Control widget per name (``"rho"``, ``"topology"``, advanced names, …).
+    chart
+        The :class:`~dpadmm_lite.viz.VegaChart` showing an Altair result (``None`` until one
+        came). A new chart with the same structure only sends its rows, swapped in place.
     output
-        The ``ipywidgets.Output`` that holds the current chart (replaced in place).
+        The ``ipywidgets.Output`` that shows a result that is not an Altair chart.
     status
-        One line under the chart: run time in ms and the text ``compute`` returned, or the error.
+        One line under the chart: run time in ms and the text ``compute`` returned, or the error;
+        "computing …" while a run takes longer than ``BUSY_AFTER`` seconds.
     runs
-        How many times ``compute`` has run (initial render included).
-    last_chart, last_text, last_error
-        What the most recent run produced.
+        How many times ``compute`` has run (initial render included; cache hits not counted).
+    last_chart, last_text, last_error, last_update
+        What the most recent run produced; ``last_update`` is ``"same"`` (the chart did not
+        change), ``"data"`` (rows swapped in place), ``"spec"`` (chart drawn anew) or ``"output"``.
     """
+
+    #: Seconds a run may take before the status line says "computing …".
+    BUSY_AFTER = 0.25
+    #: Results kept per panel (moving a control back to a value already seen redraws at once).
+    CACHE_SIZE = 32
 
     def __init__(self, compute: Callable[[dict], Any], controls: dict[str, w.Widget],
                  advanced: dict[str, w.Widget], debounce: float):
         self.compute = compute
         self.controls = {**controls, **advanced}
         self.debounce = float(debounce)
+        self.chart = None
         self.output = w.Output(layout={"min_height": "120px"})
+        self.area = w.Box([self.output], layout={"min_height": "120px"})
         self.status = w.HTML(value="")
         self.runs = 0
         self.last_chart = None
         self.last_text = ""
         self.last_error: str | None = None
-        self._timer: threading.Timer | None = None
-        self._lock = threading.Lock()
-        self._generation = 0
+        self.last_update = ""
+        self.last_exception: Exception | None = None
+        self._cache: OrderedDict = OrderedDict()
+        self._cond = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._generation = 0  # bumped by every change
+        self._started = 0     # generation of the newest run started
+        self._due = 0.0       # monotonic time the quiet period ends
+        self._busy_token = None
         children: list[w.Widget] = list(controls.values())
         if advanced:
             box = w.Accordion(children=[w.VBox(list(advanced.values()))], selected_index=None)
             box.set_title(0, "advanced")
             children.append(box)
-        children += [self.output, self.status]
+        children += [self.area, self.status]
         super().__init__(children)
+        self.add_class("dpadmm-live")
         for widget in self.controls.values():
             if isinstance(widget, _EpsilonControl):
                 widget.observe_value(self._changed)
@@ -158,71 +183,142 @@ class LivePanel(w.VBox):
 
     def refresh(self) -> None:
         """Run ``compute`` now with the current values and show its chart (synchronously)."""
-        with self._lock:
+        with self._cond:
             self._generation += 1
-            generation = self._generation
-        self._render(generation)
+            self._started = self._generation
+        self._render(progress=False)
 
     def _changed(self, _change=None) -> None:
-        """A control moved: (re)start the quiet-period timer; the last change wins."""
-        with self._lock:
+        """A control moved: run once the quiet period (``debounce``) has passed.
+
+        One worker thread runs ``compute``; changes that arrive while it runs are coalesced
+        into one more run with the newest values (a drag never queues a run per value).
+        """
+        with self._cond:
             self._generation += 1
-            generation = self._generation
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = threading.Timer(self.debounce, self._render, args=(generation,))
-            self._timer.daemon = True
-            self._timer.start()
+            self._due = time.monotonic() + self.debounce
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, name="dpadmm-live", daemon=True)
+                self._worker.start()
+            self._cond.notify_all()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._started == self._generation:  # nothing new: the worker ends
+                        self._worker = None
+                        self._cond.notify_all()
+                        return
+                    delay = self._due - time.monotonic()
+                    if delay <= 0:
+                        break
+                    self._cond.wait(delay)
+                self._started = self._generation
+            self._render(progress=True)
 
     def wait(self, timeout: float = 10.0) -> None:
-        """Block until a pending re-run has finished (tests, scripts)."""
-        timer = self._timer
-        if timer is not None:
-            timer.join(timeout)
+        """Block until every pending re-run has finished (tests, scripts)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._worker is not None and time.monotonic() < deadline:
+                self._cond.wait(max(0.0, min(0.05, deadline - time.monotonic())))
 
-    def _render(self, generation: int) -> None:
-        values = self.values()
-        start = time.perf_counter()
+    def _key(self, values: dict):
         try:
-            result = self.compute(values)
-            chart, text = result if isinstance(result, tuple) else (result, "")
+            key = tuple(sorted(values.items()))
+            hash(key)
+            return key
+        except TypeError:  # a control with an unhashable value: no caching
+            return None
+
+    def _render(self, progress: bool) -> None:
+        """One run of ``compute`` and its chart; ``progress``: say "computing …" if it takes long."""
+        values = self.values()
+        key = self._key(values)
+        start = time.perf_counter()
+        token = object()
+        self._busy_token = token
+        busy = threading.Timer(self.BUSY_AFTER, self._show_busy, args=(token,))
+        busy.daemon = True
+        cached = self._cache.get(key) if key is not None else None
+        try:
+            if cached is not None:
+                self._cache.move_to_end(key)
+                chart, text = cached
+            else:
+                if progress:
+                    busy.start()
+                result = self.compute(values)
+                chart, text = result if isinstance(result, tuple) else (result, "")
+                chart = _as_spec(chart)
             error = None
         except Exception as exc:  # shown in the panel: one line, not a traceback storm
             chart, text = None, ""
             where = traceback.extract_tb(exc.__traceback__)[-1]
             error = f"{type(exc).__name__}: {exc} (at {where.name}, line {where.lineno})"
+            self.last_exception = exc
+        finally:
+            busy.cancel()
         elapsed = 1000 * (time.perf_counter() - start)
-        with self._lock:
-            self.runs += 1
-            if generation != self._generation:  # a newer change is pending: its run will show
-                return
+        with self._cond:
+            self._busy_token = None
+            if cached is None:
+                self.runs += 1
             if error is not None:
                 self.last_error = error
                 self.status.value = (f"<span style='color:#D55E00'>⚠ could not compute with these settings — "
                                      f"{html.escape(error)}</span>")
                 return
+            if key is not None and cached is None:
+                self._cache[key] = (chart, text)
+                while len(self._cache) > self.CACHE_SIZE:
+                    self._cache.popitem(last=False)
             self.last_error, self.last_chart, self.last_text = None, chart, str(text)
-            self.output.outputs = (_display_data(chart),)  # one trait change: replaced in place
-            line = f"computed in {elapsed:.0f} ms"
+            self.last_exception = None
+            self.last_update = self._show(chart)
+            line = "cached result" if cached is not None else f"computed in {elapsed:.0f} ms"
             if text:
                 line += " · " + html.escape(str(text))
             self.status.value = f"<span style='font-family:monospace;font-size:12px'>{line}</span>"
 
+    def _show(self, chart) -> str:
+        """Put ``chart`` in the chart area: rows swapped in place when only they changed."""
+        if isinstance(chart, dict):
+            if self.chart is None:
+                from .viz import VegaChart
 
-def _display_data(obj) -> dict:
-    """The ``display_data`` output of ``obj`` with the active renderer (as IPython would show it).
+                self.chart = VegaChart()
+            kind = self.chart.update(chart)
+            if self.area.children != (self.chart,):
+                self.area.children = (self.chart,)
+            return kind
+        self.output.outputs = (_display_data(chart),)  # one trait change: replaced in place
+        if self.area.children != (self.output,):
+            self.area.children = (self.output,)
+        return "output"
 
-    Altair charts take the path of ``Chart._repr_mimebundle_`` but skip the JSON-schema
-    validation of the spec (the library's chart builders are tested; validation would be half
-    of the re-render time of a live panel).
-    """
+    def _show_busy(self, token) -> None:
+        with self._cond:
+            if token is not self._busy_token:  # the run has finished meanwhile
+                return
+            self.status.value = ("<span style='font-family:monospace;font-size:12px;color:#0072B2'>"
+                                 "⏳ computing … (the chart shows the previous settings)</span>")
+
+
+def _as_spec(chart):
+    """An Altair chart as its Vega-Lite dict (computed in the worker); anything else as is."""
     import altair as alt
 
-    if isinstance(obj, alt.TopLevelMixin):
-        spec = obj.to_dict(context={"pre_transform": False}, validate=False)
-        bundle = alt.renderers.get()(spec)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        return {"output_type": "display_data", "data": data, "metadata": metadata}
+    if isinstance(chart, alt.TopLevelMixin):
+        from .viz._widget import to_spec
+
+        return to_spec(chart)
+    return chart
+
+
+def _display_data(obj) -> dict:
+    """The ``display_data`` output of ``obj`` (as IPython would show it)."""
     from IPython.core.interactiveshell import InteractiveShell
 
     data, metadata = InteractiveShell.instance().display_formatter.format(obj)
@@ -242,7 +338,7 @@ def live(
     seed: int | None = None,
     regularizer: str | None = None,
     advanced: Mapping[str, Any] | None = None,
-    debounce: float = 0.15,
+    debounce: float = 0.0,
 ) -> LivePanel:
     """The standard control panel with a chart that re-runs ``compute`` when a control moves.
 
@@ -269,12 +365,14 @@ def live(
         Name → default value (bool, int, float, str, list of options) or a ready ipywidget,
         shown in a collapsed "advanced" section.
     debounce
-        Quiet period in seconds: moving a slider re-runs ``compute`` once, this long after the
-        last change.
+        Quiet period in seconds before a re-run starts (a burst of changes runs once). While
+        ``compute`` runs, further changes are coalesced into one more run with the newest
+        values; results are cached per setting, so moving back to a value redraws at once.
 
     Any control argument may also be an ipywidget, used as is. A control left at ``None`` does
     not appear. An exception inside ``compute`` is shown as one line in the panel and the
-    previous chart stays.
+    previous chart stays — except at the defaults: a panel that cannot compute its first chart
+    raises, so that running the notebook (papermill, the tests) fails instead of hiding it.
 
     Returns
     -------
@@ -334,5 +432,7 @@ def live(
         raise ValueError(f"advanced must not repeat a standard control, got {sorted(clash)}")
     panel = LivePanel(compute, controls, extra, debounce)
     panel.refresh()  # the first render, with the defaults (the only one when headless)
+    if panel.last_exception is not None:  # a panel broken at its defaults must fail the notebook run
+        raise panel.last_exception
     return panel
 
