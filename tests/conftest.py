@@ -2,11 +2,17 @@
 
 The notebook tests and the browser tests both read the result of that one build, so the
 suite tests exactly what `make book` publishes (same engine, same builder), only with
-``FAST=True`` grids.
+``FAST=True`` grids. The test build goes to ``_build/test`` (``build_book.TEST_OUT``), never
+over the published book in ``_build/html``.
+
+``DPADMM_SITE=<dir>`` points the site tests (tests/test_site.py) at an already built site
+instead, e.g. the full-mode book of ``make book`` (``make check-book`` does that): the same
+checks, no fast build.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,11 +23,29 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import build_book  # noqa: E402
 
+#: Environment variable naming a built site for the site tests (skips the fast build).
+SITE_VARIABLE = "DPADMM_SITE"
+
 
 @pytest.fixture(scope="session")
 def fast_build() -> "build_book.BuildResult":
-    """Execute every TOC notebook with papermill (FAST=True) and build `_build/html`."""
-    return build_book.build("fast")
+    """Execute every TOC notebook with papermill (FAST=True) and build `_build/test/html`."""
+    return build_book.build("fast", out=build_book.TEST_OUT)
+
+
+@pytest.fixture(scope="session")
+def site_dir(request) -> Path:
+    """The built site the browser tests open: ``$DPADMM_SITE`` if set, else the fast build's."""
+    given = os.environ.get(SITE_VARIABLE)
+    if given:
+        path = Path(given).resolve()
+        if not (path / "index.html").exists():
+            pytest.fail(f"{SITE_VARIABLE}={given} has no index.html: build the book first (`make book`)")
+        return path
+    build = request.getfixturevalue("fast_build")
+    if not build.site_ok or not (build.html / "index.html").exists():
+        pytest.fail(f"the site was not built:\n{build.site_log[-4000:]}")
+    return build.html
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -61,12 +61,12 @@ def test_every_toc_notebook_was_run(fast_build):
 
 def test_site_builds_with_warnings_as_errors(fast_build):
     assert fast_build.site_ok, f"jupyter-book build failed (warnings are errors):\n{fast_build.site_log[-6000:]}"
-    assert (build_book.HTML / "index.html").exists()
+    assert (fast_build.html / "index.html").exists()
 
 
 def test_executed_notebooks_carry_no_widget_state(fast_build):
     for path in NOTEBOOKS:
-        nb = json.loads((build_book.STAGE / path.relative_to(ROOT)).read_text())
+        nb = json.loads((fast_build.stage / path.relative_to(ROOT)).read_text())
         assert "widgets" not in nb["metadata"], f"{path.name}: widget state would make MyST-NB load widget JS from a CDN"
 
 
@@ -94,7 +94,7 @@ def test_generated_files_are_ignored():
 
 def test_executed_notebooks_hide_run_settings_and_widget_outputs(fast_build):
     for path in NOTEBOOKS:
-        nb = json.loads((build_book.STAGE / path.relative_to(ROOT)).read_text())
+        nb = json.loads((fast_build.stage / path.relative_to(ROOT)).read_text())
         for cell in nb["cells"]:
             tags = cell["metadata"].get("tags", [])
             if {"parameters", "injected-parameters"} & set(tags):

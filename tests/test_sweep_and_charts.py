@@ -45,7 +45,7 @@ def test_grid_reuses_its_cache_and_reruns_when_the_grid_changes(cache):
     pd.testing.assert_frame_equal(first, again)
     dl.sweep.grid(_task, {"epsilon": [0.2], "rho": [1.0]}, name="t", progress=False)
     assert len(CALLS) == 2
-    assert len(list(cache.glob("t-*.pkl"))) == 2
+    assert len(list(cache.glob("t-*.parquet"))) == 2
 
 
 def test_grid_in_parallel_equals_serial(cache):
@@ -74,15 +74,39 @@ def _params(spec):
     return {p["name"]: p for p in spec.get("params", [])}
 
 
-def test_sweep_chart_binds_log_slider_linear_slider_and_select():
+def _grid_value(spec, param):
+    """The grid value a slider's position stands for (the grid literal in its filter expression)."""
+    for layer in spec["layer"]:
+        for t in layer.get("transform", []):
+            expr = t.get("filter", "")
+            if isinstance(expr, str) and f"[{param}]" in expr:
+                grid = json.loads(expr[expr.index("- [") + 2:expr.index(f"][{param}]") + 1])
+                return grid
+    raise AssertionError(f"no filter uses {param}")
+
+
+def test_sweep_chart_slides_over_grid_positions_and_shows_values():
     spec = dl.viz.sweep_chart(_frame(), x="iteration", y="gap", color="algorithm",
                               sliders=["epsilon", "rho"], selects=["topology"], log_y=True).to_dict()
     params = _params(spec)
     eps, rho, top = params["p_epsilon"], params["p_rho"], params["p_topology"]
-    assert eps["bind"]["input"] == "range" and (eps["bind"]["min"], eps["bind"]["max"], eps["bind"]["step"]) == (-2, 0, 1)
-    assert "log₁₀ ε" in eps["bind"]["name"] and eps["value"] == -2
-    assert rho["bind"]["input"] == "range" and (rho["bind"]["min"], rho["bind"]["max"]) == (0.5, 1.5)
+    # integer steps over the positions 0 … n − 1: every value is reachable, whatever the grid
+    assert eps["bind"]["input"] == "range" and (eps["bind"]["min"], eps["bind"]["max"], eps["bind"]["step"]) == (0, 2, 1)
+    assert eps["bind"]["name"] == "ε " and eps["value"] == 0
+    assert params["p_epsilon__labels"]["value"] == ["0.01", "0.1", "1"]  # the readout shows the value, not its log
+    assert _grid_value(spec, "p_epsilon") == [0.01, 0.1, 1.0]
+    assert (rho["bind"]["min"], rho["bind"]["max"], rho["bind"]["step"]) == (0, 2, 1)
     assert top["bind"]["input"] == "select" and top["bind"]["options"] == ["ring", "star"]
+
+
+@pytest.mark.parametrize("grid", [[0.05, 0.2], [0.1, 0.2, 0.3], [1e-6, 1e-5, 1e-3], [0.5, 7.0, 8.0]])
+def test_every_grid_value_is_reachable_by_the_slider(grid):
+    """The bug this replaces: a step of 0.15000000000000002 over [0.05, 0.2] could not reach 0.2."""
+    frame = pd.DataFrame([dict(nu=v, iteration=k, gap=v * k) for v in grid for k in (1, 2)])
+    spec = dl.viz.sweep_chart(frame, x="iteration", y="gap", sliders=["nu"]).to_dict()
+    bind = _params(spec)["p_nu"]["bind"]
+    positions = range(bind["min"], bind["max"] + 1, bind["step"])
+    assert [_grid_value(spec, "p_nu")[i] for i in positions] == grid
 
 
 def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
@@ -91,10 +115,10 @@ def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
                                selects=["topology"], defaults={"epsilon": 0.1, "rho": 1.0, "topology": "star"})
     spec = chart.to_dict()
     params = _params(spec)
-    assert params["p_epsilon"]["value"] == pytest.approx(-1) and params["p_topology"]["value"] == "star"
+    assert params["p_epsilon"]["value"] == 1 and params["p_rho"]["value"] == 1 and params["p_topology"]["value"] == "star"
     # Evaluate the layer's filter expressions in Python for the default values.
     filters = [t["filter"] for t in spec["layer"][0]["transform"] if "filter" in t]
-    env = {"p_epsilon": -1.0, "p_rho": 1.0, "p_topology": "star"}
+    env = {"p_epsilon": 1, "p_rho": 1, "p_topology": "star"}
     data = pd.DataFrame(spec["datasets"][spec["layer"][0]["data"]["name"]])
     keep = np.ones(len(data), bool)
     for expr in filters:
@@ -105,18 +129,31 @@ def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
     assert set(chosen.epsilon) == {0.1} and set(chosen.rho) == {1.0} and set(chosen.topology) == {"star"}
     # and Vega accepts the spec
     vg = vl_convert.vegalite_to_vega(json.dumps(spec))
-    assert {s["name"] for s in vg["signals"]} >= {"p_epsilon", "p_rho", "p_topology"}
+    assert {s["name"] for s in vg["signals"]} >= {"p_epsilon", "p_rho", "p_topology", "p_epsilon__labels"}
 
 
-def test_sweep_chart_uses_a_select_for_an_uneven_grid_and_names_missing_columns():
-    frame = _frame()
-    frame = frame[frame.rho != 1.0].copy()
-    frame.loc[frame.rho == 1.5, "rho"] = 7.0  # 0.5, 7.0: evenly spaced; add a third uneven value
-    extra = frame[frame.rho == 7.0].assign(rho=8.0)
-    spec = dl.viz.sweep_chart(pd.concat([frame, extra]), x="iteration", y="gap", sliders=["rho"]).to_dict()
-    assert _params(spec)["p_rho"]["bind"]["input"] == "select"
+def test_sweep_chart_checks_defaults_and_names_missing_columns():
+    with pytest.raises(ValueError, match=r"defaults\['rho'\] must be one of the grid values"):
+        dl.viz.sweep_chart(_frame(), x="iteration", y="gap", sliders=["rho"], defaults={"rho": 0.7})
     with pytest.raises(ValueError, match=r"columns \['nope'\]"):
-        dl.viz.sweep_chart(frame, x="iteration", y="nope")
+        dl.viz.sweep_chart(_frame(), x="iteration", y="nope")
+    one = dl.viz.sweep_chart(_frame()[_frame().rho == 1.0], x="iteration", y="gap", sliders=["rho"]).to_dict()
+    assert "p_rho" not in _params(one)  # one value: no slider, the caption names it
+
+
+def test_log_axes_never_include_zero_and_titles_are_typeset():
+    frame = _frame()
+    frame.loc[frame.iteration == 3, "gap"] = 0.0  # a gap at the optimum to rounding
+    frame["lo"], frame["hi"] = frame["gap"] - 1.0, frame["gap"] + 1.0
+    frame["test_accuracy"] = 0.5
+    spec = dl.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon"], band=("lo", "hi"),
+                              log_y=True, titles={"gap": "F(x_t^DP) − F(x_t)"}).to_dict()
+    rows = spec["datasets"][spec["layer"][1]["data"]["name"]] if "data" in spec["layer"][1] else next(iter(spec["datasets"].values()))
+    assert min(r["gap"] for r in rows) > 0 and min(r["lo"] for r in rows) > 0
+    line = spec["layer"][1]
+    assert line["encoding"]["y"]["title"] == "F(xₜᴰᴾ) − F(xₜ)"
+    acc = dl.viz.sweep_chart(frame, x="iteration", y="test_accuracy", sliders=["epsilon"]).to_dict()
+    assert acc["layer"][0]["encoding"]["y"]["title"] == "test accuracy"
 
 
 def test_sweep_chart_draws_with_vega():
@@ -131,7 +168,9 @@ def test_book_renderer_puts_the_spec_in_the_output_and_the_plugin_draws_it():
     bundle = chart._repr_mimebundle_()
     bundle = bundle[0] if isinstance(bundle, tuple) else bundle
     spec = bundle[_book.VEGALITE_MIMES[0]]
-    assert spec["mark"]["type"] == "point" and "text/html" in bundle
+    assert spec["mark"]["type"] == "point"
+    # no HTML (Altair's loads Vega from a CDN); outside a kernel no chart widget either
+    assert set(bundle) == {_book.VEGALITE_MIMES[0], "text/plain"}
 
     class Data:
         mime_type = _book.VEGALITE_MIMES[0]

@@ -103,3 +103,25 @@ def test_topology_chart_of_a_real_grid():
     node_rows = spec["datasets"][nodes_layer["data"]["name"]]
     assert len(edge_rows) == g.n_edges == 12 and len(node_rows) == 9
     assert sorted(r["degree"] for r in node_rows) == sorted(g.degrees.tolist())
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("F(x_t^DP) – F(x_t)", "F(xₜᴰᴾ) – F(xₜ)"),
+    ("test_accuracy", "test accuracy"),
+    ("n_agents", "n agents"),
+    (r"$\sigma_{i,k}$", "σᵢ,ₖ"),
+    ("test objective F_test(z_k)", "test objective Fₜₑₛₜ(zₖ)"),
+    (r"A^{\top}A", "AᵀA"),
+    ("small_world", "small world"),
+])
+def test_typeset_turns_tex_like_titles_into_unicode(raw, shown):
+    assert viz.typeset(raw) == shown
+
+
+def test_chart_titles_are_typeset():
+    spec = viz.convergence(_trace("admm", [1.0, 0.1]), metric="objective_gap", title="gap of x_t^DP").to_dict()
+    assert spec["title"] == "gap of xₜᴰᴾ"
+    from dpadmm_lite import topology
+
+    spec = viz.topology_chart(topology.make("ring", 4), title=["small_world", "λ₂ = 1"]).to_dict()
+    assert spec["title"] == ["small world", "λ₂ = 1"]

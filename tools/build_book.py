@@ -8,8 +8,12 @@ is copied from Python packages into ``site_static/vendor`` of the staging copy (
 ``_static/vendor``), so the site needs
 no other host.
 
-    python tools/build_book.py --mode full     # what `make book` runs
-    python tools/build_book.py --mode fast     # what the test suite runs
+    python tools/build_book.py --mode full                      # what `make book` runs: _build/html
+    python tools/build_book.py --mode fast --out _build/test    # what the test suite runs
+
+A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site); ``out`` is
+``_build`` by default. The test suite builds into ``_build/test`` so that ``make test`` never
+overwrites the full book ``make book`` built in ``_build/html``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 STAGE = BUILD / "stage"
 HTML = BUILD / "html"
+#: Where the test suite's fast build goes (never over the published book in ``HTML``).
+TEST_OUT = BUILD / "test"
 
 #: Seconds a single cell may run before the kernel is stopped (a hung widget fails fast).
 CELL_TIMEOUT = {"fast": 180, "full": 600}
@@ -38,6 +44,23 @@ CELL_TIMEOUT = {"fast": 180, "full": 600}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Seconds the kernel may take to start.
 KERNEL_START_TIMEOUT = 60
+
+
+def results_dir(out: Path = BUILD) -> Path:
+    """Where the notebooks of the build into ``out`` write their results (claim records):
+    ``DPADMM_RESULTS_DIR`` of that build, emptied when it starts, so the test build
+    (``TEST_OUT``) and the published one (``BUILD``) never mix."""
+    return Path(out) / "results"
+
+
+def execution_stage(path: Path) -> int:
+    """When a notebook runs: ``metadata.dpadmm.execution_stage`` (default 0). Every notebook of a
+    stage starts after all notebooks of lower stages have finished (the reproducibility table
+    reads the claim records the chapters wrote)."""
+    stage = json.loads(path.read_text()).get("metadata", {}).get("dpadmm", {}).get("execution_stage", 0)
+    if isinstance(stage, bool) or not isinstance(stage, int) or stage < 0:
+        raise ValueError(f"{path.name}: metadata.dpadmm.execution_stage must be an integer ≥ 0, got {stage!r}")
+    return stage
 
 
 @dataclass
@@ -57,6 +80,8 @@ class BuildResult:
     site_ok: bool = False
     site_log: str = ""
     seconds: float = 0.0
+    stage: Path = STAGE  # executed sources of this build
+    html: Path = HTML    # the site this build wrote
 
     @property
     def ok(self) -> bool:
@@ -122,7 +147,9 @@ def _prepare_for_site(path: Path) -> None:
     """Make an executed notebook fit for the static site.
 
     * Drop saved ipywidget state and every widget output (live panels, tqdm bars): they need a
-      kernel, and without the state MyST-NB does not pull widget JavaScript from a CDN.
+      kernel, and without the state MyST-NB does not pull widget JavaScript from a CDN. A chart
+      keeps its output: it carries the Vega-Lite spec next to its JupyterLab chart widget, and
+      only the widget view is dropped (the site draws the spec).
     * Hide the ``parameters`` cell and papermill's injected one: run settings, not content.
     """
     nb = json.loads(path.read_text())
@@ -132,20 +159,35 @@ def _prepare_for_site(path: Path) -> None:
         if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
             tags.append("remove-cell")
         if "outputs" in cell:
-            cell["outputs"] = [o for o in cell["outputs"] if WIDGET_MIME not in o.get("data", {})]
+            cell["outputs"] = [_without_widget(o) for o in cell["outputs"]]
+            cell["outputs"] = [o for o in cell["outputs"] if o is not None]
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
 
 
-def stage_sources() -> None:
+def _without_widget(output: dict) -> dict | None:
+    """An output without its widget view: ``None`` if nothing but the widget (and its text) is left."""
+    data = output.get("data", {})
+    if WIDGET_MIME not in data:
+        return output
+    rest = {k: v for k, v in data.items() if k not in (WIDGET_MIME, "text/plain")}
+    if not rest:  # a live panel, a progress bar: nothing the site can show
+        return None
+    return {**output, "data": {k: v for k, v in data.items() if k != WIDGET_MIME}}
+
+
+def stage_sources(stage: Path = STAGE) -> None:
     """Copy the book's sources into the staging directory (fresh each build)."""
-    if STAGE.exists():
-        shutil.rmtree(STAGE)
-    STAGE.mkdir(parents=True)
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
     for name in ("_config.yml", "_toc.yml"):
-        shutil.copy2(ROOT / name, STAGE / name)
-    shutil.copytree(ROOT / "book", STAGE / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copytree(ROOT / "site_static", STAGE / "site_static")
-    vendor_javascript(STAGE / "site_static" / "vendor")
+        shutil.copy2(ROOT / name, stage / name)
+    shutil.copytree(ROOT / "book", stage / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(ROOT / "site_static", stage / "site_static")
+    vendor_javascript(stage / "site_static" / "vendor")
+    import build_student  # the instructor notes are generated from the staged chapters (tools/build_student.py)
+
+    build_student.write_instructor_notes(stage)
 
 
 def vendor_javascript(target: Path) -> None:
@@ -166,43 +208,69 @@ def vendor_javascript(target: Path) -> None:
     mj.mkdir(exist_ok=True)
     shutil.copy2(es5 / "tex-chtml-full.js", mj / "tex-chtml-full.js")
     shutil.copytree(es5 / "output" / "chtml" / "fonts", mj / "output" / "chtml" / "fonts", dirs_exist_ok=True)
+    # Slider readouts that show grid values: one file for the site and the JupyterLab chart widget.
+    shutil.copy2(ROOT / "dpadmm_lite" / "viz" / "js" / "readouts.js", target / "dpadmm-readouts.js")
 
 
-def build_site(mode: str) -> tuple[bool, str]:
-    """Jupyter Book on the staged, executed sources; warnings are errors."""
-    if HTML.exists():
-        shutil.rmtree(HTML)
-    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(STAGE), "--path-output", str(STAGE),
+def build_site(mode: str, stage: Path = STAGE, html: Path = HTML) -> tuple[bool, str]:
+    """Jupyter Book on the staged, executed sources into ``html``; warnings are errors."""
+    if html.exists():
+        shutil.rmtree(html)
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--path-output", str(stage),
            "--warningiserror", "--nitpick", "--keep-going", "--all"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     log = proc.stdout + proc.stderr
-    built = STAGE / "_build" / "html"
+    built = stage / "_build" / "html"
     if proc.returncode == 0 and built.exists():
-        shutil.copytree(built, HTML)
+        shutil.copytree(built, html)
         return True, log
     return False, log
 
 
-def build(mode: str, *, jobs: int = 2) -> BuildResult:
-    """Execute every notebook of the TOC with papermill in ``mode`` and build ``_build/html``."""
+def build(mode: str, *, jobs: int = 2, out: Path | None = None) -> BuildResult:
+    """Execute every notebook of the TOC with papermill in ``mode`` and build ``<out>/html``.
+
+    ``out`` defaults to ``_build`` (the published book, ``_build/html``); the test suite passes
+    ``TEST_OUT``.
+    """
     if mode not in CELL_TIMEOUT:
         raise ValueError(f"mode must be one of {sorted(CELL_TIMEOUT)}, got {mode!r}")
     os.environ.setdefault("DPADMM_CACHE", str(BUILD / "cache" / mode))
+    out = Path(out) if out is not None else BUILD
+    results = results_dir(out)
+    shutil.rmtree(results, ignore_errors=True)
+    results.mkdir(parents=True)
+    previous_results = os.environ.get("DPADMM_RESULTS_DIR")
+    os.environ["DPADMM_RESULTS_DIR"] = str(results)  # inherited by the workers and their kernels
     start = time.perf_counter()
-    result = BuildResult(mode)
+    result = BuildResult(mode, stage=out / "stage", html=out / "html")
     notebooks = toc_notebooks()
-    stage_sources()
-    targets = [STAGE / nb.relative_to(ROOT) for nb in notebooks]
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        result.notebooks = list(pool.map(execute_notebook, notebooks, targets, [mode] * len(notebooks)))
+    stages = [execution_stage(nb) for nb in notebooks]
+    stage_sources(result.stage)
+    targets = [result.stage / nb.relative_to(ROOT) for nb in notebooks]
+    runs: dict[int, NotebookRun] = {}
+    try:
+        with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for stage in sorted(set(stages)):
+                batch = [i for i, s in enumerate(stages) if s == stage]
+                done = pool.map(execute_notebook, [notebooks[i] for i in batch], [targets[i] for i in batch],
+                                [mode] * len(batch))
+                runs.update(zip(batch, done))
+    finally:
+        if previous_results is None:
+            os.environ.pop("DPADMM_RESULTS_DIR", None)
+        else:
+            os.environ["DPADMM_RESULTS_DIR"] = previous_results
+    result.notebooks = [runs[i] for i in range(len(notebooks))]
     for run in result.notebooks:
         print(f"[{'ok' if run.ok else 'FAILED'}] {run.path} ({run.seconds:.1f} s) {run.error}", flush=True)
     if all(n.ok for n in result.notebooks):
-        result.site_ok, result.site_log = build_site(mode)
+        result.site_ok, result.site_log = build_site(mode, result.stage, result.html)
     else:
         result.site_log = "site not built: a notebook failed"
     result.seconds = time.perf_counter() - start
-    (BUILD / "last-build.json").write_text(json.dumps({
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "last-build.json").write_text(json.dumps({
         "mode": mode, "ok": result.ok, "seconds": round(result.seconds, 1),
         "notebooks": [n.__dict__ for n in result.notebooks],
     }, indent=1))
@@ -213,12 +281,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(CELL_TIMEOUT), default="full")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    parser.add_argument("--out", type=Path, default=BUILD, help="build into OUT/stage and OUT/html (default _build)")
     args = parser.parse_args(argv)
-    result = build(args.mode, jobs=args.jobs)
+    result = build(args.mode, jobs=args.jobs, out=args.out)
     if not result.site_ok:
         print(result.site_log[-20000:])
     print(f"{'built' if result.ok else 'FAILED'}: {len(result.notebooks)} notebooks, {result.seconds:.0f} s"
-          + (f" → {HTML}" if result.ok else ""))
+          + (f" → {result.html}" if result.ok else ""))
     return 0 if result.ok else 1
 
 
