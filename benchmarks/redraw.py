@@ -1,0 +1,100 @@
+"""Redraw time of every live panel, end to end in a real browser (issue 16, item 2).
+
+For each chapter with a live panel (``dl.widgets.live(``): JupyterLab serves the JupyterLab
+edition of the book (fast mode) on localhost; headless Chromium (Debian's) runs the chapter and,
+for each panel, presses → on every slider and picks another option in every drop-down, timing
+key press (or change) → new chart in the page. Then it moves every slider to its largest value
+(End) and times one more move there. Targets: ≤ 300 ms at the default setting, ≤ 1 s at the
+largest settings (the status line says "computing …" when a run takes longer than 250 ms).
+No request may leave the machine (they are blocked and counted).
+
+Run: ``.venv/bin/python benchmarks/redraw.py [chapter.ipynb ...]`` (needs the `lab` extra:
+``make lab`` or ``make test`` installs it). Timings on a shared machine vary with its load, which
+is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import lab_session  # noqa: E402
+
+DEFAULT_TARGET_MS, LARGEST_TARGET_MS = 300, 1000
+
+
+def measure(server, browser, name: str) -> list[tuple]:
+    """(setting, control, ms, kind, compute ms) for every move of every panel of chapter ``name``."""
+    page = lab_session.NotebookPage(server, browser, name)
+    rows = []
+    try:
+        page.run_all()
+        panels = page.panels()
+        for i in range(panels.count()):
+            panel = panels.nth(i)
+            panel.scroll_into_view_if_needed()
+            sliders = panel.locator(".widget-slider:visible .noUi-handle").count()
+            for k in range(sliders):
+                r = page.move_slider(panel, k)
+                rows.append(("default", f"panel {i}: {r.control}", r.ms, r.kind, r.compute_ms))
+                page.move_slider(panel, k, key="ArrowLeft")  # back to the default
+            for k in range(panel.locator(".widget-dropdown select:visible").count()):
+                r = page.choose(panel, k)
+                rows.append(("default", f"panel {i}: {r.control}", r.ms, r.kind, r.compute_ms))
+            for k in range(sliders):  # every slider at its largest value
+                page.move_slider(panel, k, key="End", timeout=120)
+            for k in range(sliders):
+                r = page.move_slider(panel, k, key="ArrowLeft", timeout=120)
+                rows.append(("largest", f"panel {i}: {r.control}", r.ms, r.kind, r.compute_ms))
+        if page.offhost:
+            raise RuntimeError(f"{name}: requests to other hosts: {page.offhost[:5]}")
+    finally:
+        page.close()
+        server.shutdown_kernels()
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", help="notebook names (default: every TOC chapter with a live panel)")
+    args = parser.parse_args(argv)
+    names = args.chapters or [p.name for p in lab_session.live_notebooks()]
+    from playwright.sync_api import sync_playwright
+
+    print(f"machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings vary with it)")
+    failed: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        server = lab_session.LabServer(Path(tmp), fast=True, cache=ROOT / "_build" / "cache" / "fast")
+        browser = p.chromium.launch(executable_path=lab_session.chromium_path(), args=lab_session.CHROMIUM_ARGS)
+        try:
+            for name in names:
+                try:
+                    rows = measure(server, browser, name)
+                except Exception as exc:  # report it, measure the other chapters
+                    failed.append(name)
+                    print(f"\n{name}: FAILED — {str(exc).splitlines()[0][:300]}")
+                    continue
+                print(f"\n{name}")
+                for setting, control, ms, kind, compute in rows:
+                    target = DEFAULT_TARGET_MS if setting == "default" else LARGEST_TARGET_MS
+                    of = f"(compute {compute:.0f} ms)" if compute is not None else ""
+                    print(f"  {setting:<8} {control:<48} {ms:7.0f} ms {of:<20} {kind:<5} {'ok' if ms <= target else 'over'}")
+                for setting in ("default", "largest"):
+                    times = [row[2] for row in rows if row[0] == setting]
+                    if times:
+                        print(f"  {setting}: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms")
+        finally:
+            browser.close()
+            server.stop()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
