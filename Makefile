@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: book test lab bench chromium clean
+.PHONY: book test check-book student lab bench chromium clean mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +18,24 @@ $(STAMP): pyproject.toml
 book: $(STAMP)
 	$(BIN)/python tools/build_book.py --mode full
 
-test: $(STAMP) chromium
+# The student edition (README, "Teaching with the book"): the book without solutions, in
+# _build/student/html and _build/student/notebooks; reuses what `make book` executed.
+student: $(STAMP)
+	$(BIN)/python tools/build_student.py --mode full
+
+# JupyterLab and jupyterlab-myst (the `lab` extra): for `make lab` and tests/test_lab.py.
+$(LAB_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[book,dev,lab]"
+	touch $@
+
+# The tests build the fast book into _build/test (never over the full book in _build/html).
+test: $(LAB_STAMP) chromium
 	$(BIN)/python -m pytest
+
+# The site tests on the full-mode book that `make book` built in _build/html (no fast build).
+check-book: $(STAMP) chromium
+	@test -f _build/html/index.html || { echo "_build/html has no book: run make book first"; exit 1; }
+	DPADMM_SITE=_build/html $(BIN)/python -m pytest tests/test_site.py
 
 # The browser tests drive Debian's Chromium (never a browser download).
 chromium:
@@ -26,12 +43,49 @@ chromium:
 	  echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-lab: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[book,dev,lab]"
-	$(BIN)/jupyter lab book/
+# The book in JupyterLab, reading like the site (tools/lab.py: MyST via jupyterlab-myst, glued
+# numbers, charts drawn offline); starts as root too.
+lab: $(LAB_STAMP)
+	$(BIN)/python tools/lab.py
 
-bench: $(STAMP)
+bench: $(LAB_STAMP) chromium
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
+
+# Mutation testing of the privacy-critical code (outside CI; docs/mutation-report.md): mutmut copies
+# the package into mutants/ and runs the privacy and accounting tests ([tool.mutmut] in
+# pyproject.toml) against each mutant of the functions below (sensitivities, noise scales, ledgers,
+# the papers' formulas, the noise mechanisms). Slow: about an hour on a busy 2-core machine.
+MUTATION_SCOPE := \
+  'dpadmm_lite.accounting.x_xu2020_sigma__mutmut_*' \
+  'dpadmm_lite.accounting.x_xu2020_epsilon__mutmut_*' \
+  'dpadmm_lite.accounting.x_huang2019_sigma__mutmut_*' \
+  'dpadmm_lite.accounting.x_huang2019_noise_multiplier__mutmut_*' \
+  'dpadmm_lite.accounting.x_huang2019_total_epsilon__mutmut_*' \
+  'dpadmm_lite.accounting.x_cyffers2023_centralized_rdp__mutmut_*' \
+  'dpadmm_lite.accounting.x_cyffers2023_federated_local_rdp__mutmut_*' \
+  'dpadmm_lite.accounting.x_cyffers2023_network_rdp__mutmut_*' \
+  'dpadmm_lite.accounting.x_liu2022_sadmm_sigma__mutmut_*' \
+  'dpadmm_lite.accounting.x_liu2022_vradmm_sigma__mutmut_*' \
+  'dpadmm_lite.accounting.x_zhang2017_dvp_jacobian__mutmut_*' \
+  'dpadmm_lite.accounting.x_zhang2017_dvp_zeta__mutmut_*' \
+  'dpadmm_lite.accounting.x_zhang2017_pvp_sensitivity__mutmut_*' \
+  'dpadmm_lite.accounting.x_zhang2017_pvp_zeta__mutmut_*' \
+  'dpadmm_lite.accounting.x_zhang2017_total_epsilon__mutmut_*' \
+  'dpadmm_lite.accounting.x__laplace_rdp__mutmut_*' \
+  'dpadmm_lite.accounting.x_classic_gaussian_sigma__mutmut_*' \
+  'dpadmm_lite.mechanisms.x_gaussian__mutmut_*' \
+  'dpadmm_lite.mechanisms.x_l2_laplace__mutmut_*' \
+  'dpadmm_lite.privacy.xǁPrivacyEventǁscaled__mutmut_*' \
+  'dpadmm_lite.algorithms.star.x_dvp_noise__mutmut_*' \
+  'dpadmm_lite.algorithms.star.x__worst_agent_events__mutmut_*' \
+  'dpadmm_lite.algorithms.linearized.x_noise_scale__mutmut_*' \
+  'dpadmm_lite.algorithms.linearized.x__gradient_bound__mutmut_*'
+
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[mutation]"
+	$(BIN)/mutmut run $(MUTATION_SCOPE)
+	$(BIN)/mutmut results
 
 clean:
 	rm -rf _build
+	rm -rf mutants

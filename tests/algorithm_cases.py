@@ -55,6 +55,24 @@ CASES: dict[str, Case] = {
     "dp_sgd_star": Case(logistic_problem, _STAR),
     # Zhang & Zhu 2017, non-private (graph.py)
     "admm_graph": Case(logistic_problem, {"rho": 1.0, "iterations": 10, "n_agents": 4, "topology": "ring"}),
+    # Zhang & Zhu 2017, private (network.py)
+    "dvp_graph": Case(logistic_problem, {"rho": 0.5, "iterations": 8, "n_agents": 4, "topology": "ring"}),
+    "pvp_graph": Case(logistic_problem, {"rho": 0.5, "iterations": 8, "n_agents": 4, "topology": "ring"}),
+    # Liu et al. 2022 (stochastic.py): DP-SADMM counts steps T, DP-VRADMM epochs S (m = 2n/b inner steps each)
+    "sadmm": Case(logistic_problem, {"rho": 1.0, "iterations": 30, "nu": 2.0, "batch_size": 40}),
+    "dp_sadmm": Case(logistic_problem, {"rho": 1.0, "iterations": 30, "nu": 2.0, "batch_size": 40}),
+    "svrg_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 3, "nu": 2.0, "batch_size": 40}),
+    "dp_vradmm": Case(logistic_problem, {"rho": 1.0, "iterations": 3, "nu": 2.0, "batch_size": 40}),
+    # Cyffers et al. 2023 (fixed_point.py): one user per record; clipped Lasso (γ = 1/ρ = 400)
+    "admm_consensus": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "relaxation": 0.5, "clip": 0.1}),
+    "private_admm": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "relaxation": 0.5, "clip": 0.1}),
+    "admm_federated": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "clip": 0.1, "sampling_rate": 0.2}),
+    "private_admm_federated": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "clip": 0.1,
+                                                   "sampling_rate": 0.2}),
+    "admm_walk": Case(lasso_problem, {"rho": 1 / 400, "iterations": 40, "clip": 0.1}),
+    "private_admm_walk": Case(lasso_problem, {"rho": 1 / 400, "iterations": 40, "clip": 0.1}),
+    "prox_sgd": Case(lasso_problem, {"iterations": 10, "clip": 0.3, "step": 0.5, "sampling_rate": 0.2}),
+    "dp_prox_sgd": Case(lasso_problem, {"iterations": 10, "clip": 0.3, "step": 0.5, "sampling_rate": 0.2}),
 }
 
 
