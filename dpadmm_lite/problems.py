@@ -200,6 +200,12 @@ class Problem:
         return soft_threshold(v, step * self.lam)
 
     @cached_property
+    def constraint_pinv_T(self) -> np.ndarray:
+        """``(Aᵀ)^†``, the Moore–Penrose pseudo-inverse of ``Aᵀ``, computed once per problem: the
+        linearized ADMMs start their dual at ``u₀ = −(1/ρ)(Aᵀ)^†∇f(x₀)`` (Xu et al., Liu et al.)."""
+        return np.linalg.pinv(self.constraint_matrix.T)
+
+    @cached_property
     def norm_AtA(self) -> float:
         """``‖AᵀA‖₂``, the largest eigenvalue, for the linearised step condition."""
         A = self.constraint_matrix

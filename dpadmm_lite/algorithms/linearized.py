@@ -321,15 +321,9 @@ def _gradient_oracle(problem, clip):
     return clipped_gradient
 
 
-_PSEUDO_INVERSE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # problem → (Aᵀ)^†
-
-
 def _initial_dual(problem, gradient0, rho):
     """u₀ = −(1/ρ)(Aᵀ)^† ∇f(x₀) (Alg. 2, input); (Aᵀ)^† is computed once per problem."""
-    pinv = _PSEUDO_INVERSE.get(problem)
-    if pinv is None:
-        pinv = _PSEUDO_INVERSE[problem] = np.linalg.pinv(problem.constraint_matrix.T)
-    return -(pinv @ gradient0) / rho
+    return -(problem.constraint_pinv_T @ gradient0) / rho
 
 
 def _linearized_step(x, u, gradient, noise, *, A, rho, step, prox_g):

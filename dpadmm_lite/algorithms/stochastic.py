@@ -90,7 +90,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import weakref
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -494,15 +493,9 @@ def noise_scale(problem, s: Settings, *, epsilon: float, delta: float, iteration
 
 
 # ====================================================================== shared pieces of an iteration
-_PSEUDO_INVERSE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # problem → (Aᵀ)^†
-
-
 def _dual_from_gradient(problem, gradient, rho):
     """λ = −(1/β)(Aᵀ)^†∇f (Algorithm 1, initialisation and line 12, SC case)."""
-    pinv = _PSEUDO_INVERSE.get(problem)
-    if pinv is None:
-        pinv = _PSEUDO_INVERSE[problem] = np.linalg.pinv(problem.constraint_matrix.T)
-    return -(pinv @ gradient) / rho
+    return -(problem.constraint_pinv_T @ gradient) / rho
 
 
 class _Data:
