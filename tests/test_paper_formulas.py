@@ -133,6 +133,10 @@ def test_huang2019_sigma_is_the_gaussian_mechanism_for_lemma_1s_sensitivity():
                                       eta=np.array([[eta], [2 * eta]]))
     assert grid.shape == (2, 2) and grid[0, 1] == pytest.approx(sigma, rel=1e-12)
     assert grid[1, 0] == pytest.approx(2 * c1 * math.sqrt(2 * math.log(1.25 / delta)) / (eps * (rho + 1 / (2 * eta))))
+    for bad in (dict(local_size=0.5), dict(local_size=np.nan), dict(eta=0.0), dict(eta=np.nan), dict(eta=-1.0)):
+        args = dict(lipschitz=c1, local_size=m, rho=rho, eta=eta) | bad
+        with pytest.raises(ValueError, match="local_size|eta"):
+            accounting.huang2019_sigma(eps, delta, **args)
 
 
 @pytest.mark.parametrize("eps, delta, t", [(0.1, 1e-3, 100), (1.0, 1e-5, 10), (0.01, 1e-6, 400), (1.0, 0.1, 100)])
@@ -194,7 +198,7 @@ def test_liu2022_sadmm_sigma_satisfies_the_steps_of_theorem_2(eps, delta, T, n, 
 
 
 def test_liu2022_vradmm_default_constant_is_the_sadmm_argument_for_S_times_m_steps():
-    eps, delta, n, S, m, l = 0.5, 5e-4, 2000, 4, 25, 1.0
+    eps, delta, n, S, m, l = 0.5, 5e-4, 2000, 4, 25, 1.7
     vr = accounting.liu2022_vradmm_sigma(eps, delta, lipschitz=l, n=n, epochs=S, inner=m)
     sadmm = accounting.liu2022_sadmm_sigma(eps, delta, iterations=S * m, n=n, lipschitz=l, theta=0.5)
     alpha = math.log(1 / delta) / (0.5 * eps) + 1
@@ -315,18 +319,26 @@ def test_dp_admm_ledger_is_replace_one_gradient_perturbation_counted_T_plus_1_ti
     truth = exact_gaussian_epsilon(math.sqrt(T + 1) * event.sensitivity / event.noise, delta)
     assert truth <= trace.privacy.epsilon <= truth * (1 + 1e-6) + 1e-9
     assert 0.97 * eps <= trace.privacy.epsilon <= eps
+    # what the paper's own argument (Δ = c/n, T releases, best order) claims for the σ drawn
+    paper = optimize.minimize_scalar(
+        lambda a: T * a * (problem.feature_bound / problem.n) ** 2 / (2 * event.noise**2) + math.log(1 / delta) / (a - 1),
+        bounds=(1 + 1e-9, 1e9), method="bounded", options={"xatol": 1e-10})
+    assert trace.privacy_paper.epsilon == pytest.approx(paper.fun, rel=1e-6) and trace.privacy_paper.delta == delta
 
 
-def test_dp_admm_paper_calibration_draws_theorem_1s_sigma():
+@pytest.mark.parametrize("mu", [None, 0.3])
+def test_dp_admm_paper_calibration_draws_theorem_1s_sigma(mu):
     problem = _logistic()
     T, eps, delta = 12, 0.8, 1e-4
+    options = {} if mu is None else {"mu": mu}
     trace, draws = _run("dp_admm", problem, epsilon=eps, delta=delta, rho=1.0, iterations=T, seed=0,
-                        calibration="paper")
+                        calibration="paper", **options)
+    mu = 0.5 if mu is None else mu  # μ = ½ by default (the paper's experiments)
     sigma = float(np.unique(draws[0].noise)[0])
     c, n = problem.feature_bound, problem.n
-    alpha = math.log(1 / delta) / ((1 - 0.5) * eps) + 1  # (13), μ = ½ (the paper's experiments, the default)
-    assert T * alpha * (c / n) ** 2 / (2 * sigma**2) == pytest.approx(0.5 * eps, rel=1e-12)  # the proof's β = με
-    assert trace.privacy_paper.epsilon == eps
+    alpha = math.log(1 / delta) / ((1 - mu) * eps) + 1  # (13)
+    assert T * alpha * (c / n) ** 2 / (2 * sigma**2) == pytest.approx(mu * eps, rel=1e-12)  # the proof's β = με
+    assert trace.privacy_paper.epsilon == eps and trace.privacy_paper.delta == delta
     [event] = trace.ledger  # the ledger keeps the honest replace-one Δ = 2c/n and the T + 1 releases
     assert event.sensitivity == pytest.approx(2 * c / n) and event.count == T + 1 and event.noise == sigma
 
