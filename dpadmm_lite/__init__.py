@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 _SUBMODULES = {
     "problems", "datasets", "topology", "accounting", "mechanisms", "smoothing",
-    "viz", "widgets", "sweep", "exercises", "trace", "registry", "privacy", "claims",
+    "viz", "widgets", "sweep", "exercises", "trace", "registry", "privacy", "claims", "arena", "audit",
 }
 
 __all__ = ["run", "algorithms", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee", *sorted(_SUBMODULES)]
