@@ -88,13 +88,13 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
-from threadpoolctl import ThreadpoolController
 
 from .. import _validate as check
 from .. import datasets, topology as topologies
 from ..problems import Agents, Problem, make_agents, soft_threshold
 from ..registry import register
 from ..trace import Trace, from_iterates
+from ._blas import one_blas_thread
 
 __all__ = ["admm_graph", "LocalData", "local_data", "LocalSolver", "LocalSolution", "consensus_violation",
            "neighbour_distances", "network", "Network", "Record", "finish", "solved_loss"]
@@ -639,28 +639,6 @@ def solved_loss(data: LocalData, solution: LocalSolution) -> np.ndarray:
     if solution.loss is not None:
         return solution.loss
     return data.loss(data.margins(solution.F) if solution.margins is None else solution.margins)
-
-
-_BLAS: list = []  # one ThreadpoolController, made at the first run (it scans the loaded libraries: ~10 ms)
-
-
-def one_blas_thread(function):
-    """Run with single-threaded BLAS: the updates are many small batched products, for which
-    OpenBLAS threads only add synchronisation — and, on a busy machine, stall for seconds.
-
-    The controller of the BLAS libraries is made once and reused: ``threadpool_limits(...)`` would
-    scan every loaded library at each call, ~10 ms — a third of a small live re-run.
-    """
-    import functools
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        if not _BLAS:
-            _BLAS.append(ThreadpoolController())
-        with _BLAS[0].limit(limits=1, user_api="blas"):
-            return function(*args, **kwargs)
-
-    return wrapper
 
 
 # ---------------------------------------------------------------------- Algorithm 1

@@ -63,7 +63,6 @@ Where this module departs from the paper, and why (each is said again in the doc
 
 from __future__ import annotations
 
-import contextlib
 import math
 import weakref
 from dataclasses import dataclass
@@ -75,6 +74,7 @@ from .. import _validate as check
 from .. import mechanisms
 from ..registry import register
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
+from ._blas import single_blas_thread
 
 __all__ = ["admm_linearized", "acc_admm", "dp_admm", "dp_acc_admm", "step_settings", "default_smoothness",
            "noise_scale", "CALIBRATIONS"]
@@ -242,28 +242,6 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: f
 
 
 # ---------------------------------------------------------------------- iteration bodies
-_BLAS = []  # the threadpoolctl controller, created on first use
-
-
-def _one_blas_thread():
-    """One BLAS thread while a run iterates and is evaluated.
-
-    An iteration is a chain of small memory-bound products (``X x``, ``rᵀX``, ``A x``, ``Aᵀv``);
-    BLAS threads only add wake-up latency between them (and the one evaluation product
-    ``X·[x_1 … x_T]`` is small). Measured on the 2-core build machine
-    under load (benchmarks/xu2020.py): 62 ms per 100-iteration run on 5,000 × 104 with one
-    thread, 710 ms with OpenBLAS's default two.
-    """
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
-        except ImportError:  # pragma: no cover
-            _BLAS.append(None)
-        else:
-            _BLAS.append(ThreadpoolController())
-    controller = _BLAS[0]
-    return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
-
 
 
 @dataclass
@@ -393,7 +371,7 @@ def _run(problem, *, name, epsilon, delta, rho, iterations, seed, accelerated, e
     sigma, ledger, paper = noise_scale(problem, epsilon=epsilon, delta=delta, iterations=iterations, mu=mu,
                                        calibration=calibration, clip=clip, name=name)
     rng = np.random.default_rng(seed)
-    with _one_blas_thread():
+    with single_blas_thread():
         it = _iterate(problem, rho=rho, iterations=iterations, eta=eta, gamma=gamma, sigma=sigma, rng=rng,
                       accelerated=accelerated, clip=clip, restart=bool(restart))
         return _trace(problem, it, sigma=sigma, ledger=ledger, paper=paper, delta=delta, eta=eta, gamma=gamma,

@@ -69,7 +69,8 @@ from ..privacy import PrivacyEvent, PrivacyGuarantee
 from ..problems import Problem
 from ..registry import register
 from ..trace import Trace
-from .graph import LocalSolver, Network, Record, finish, network, one_blas_thread, solved_loss
+from ._blas import one_blas_thread
+from .graph import LocalSolver, Network, Record, finish, network, solved_loss
 
 __all__ = ["dvp_graph", "pvp_graph", "CALIBRATIONS", "NEIGHBOUR_TERMS"]
 

@@ -92,7 +92,6 @@ docstrings):
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -101,13 +100,13 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
 from .. import _validate as check
 from .. import datasets, mechanisms
 from ..problems import Agents, make_agents
 from ..registry import register
 from ..trace import PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
+from ._blas import one_blas_thread
 
 __all__ = ["admm_star", "pvp_star", "dvp_star", "dp_admm_star", "dp_sgd_star", "step_sizes", "public_c_w",
            "stack_agents", "CALIBRATIONS"]
@@ -558,18 +557,6 @@ def _worst_agent_events(sensitivity, sigma, note):
 
 
 # ====================================================================== registered algorithms
-def _one_blas_thread(function):
-    """Run with single-threaded BLAS: the updates are many small batched products, for which
-    OpenBLAS threads only add synchronisation — and, on a busy machine, stall for seconds."""
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return function(*args, **kwargs)
-
-    return wrapper
-
-
 _COMMON_DOC = """
     Parameters
     ----------
@@ -607,7 +594,7 @@ CALIBRATIONS = ("accountant", "paper")
 
 @register("admm_star", paper="huang2019", private=False, setting="star",
           description="Consensus ADMM over a star, exact local minimisation (Huang et al. 2019, Alg. 1)")
-@_one_blas_thread
+@one_blas_thread
 def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, n_agents=100,
               sizes=None, owner=None, inner_tol=1e-9, max_inner=50) -> Trace:
     """Non-private ADMM over a star network (Huang et al. 2019, Algorithm 1).
@@ -637,7 +624,7 @@ def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
 @register("pvp_star", paper="huang2019", private=True, setting="star",
           description="ADMM with primal variable perturbation over a star (Huang et al. 2019, Alg. 2)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.1, 1.0, 10.0)})
-@_one_blas_thread
+@one_blas_thread
 def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
              inner_tol=1e-9, max_inner=50, calibration="accountant") -> Trace:
     """ADMM with primal variable perturbation, PVP (Huang et al. 2019, Alg. 2; Zhang & Zhu 2017).
@@ -710,7 +697,7 @@ def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
           description="ADMM with dual variable perturbation over a star (Zhang & Zhu 2017, Alg. 2; "
                       "baseline of Huang et al. 2019)",
           tasks=("logistic-l2",), tuning={"rho": (0.1, 1.0, 10.0)})
-@_one_blas_thread
+@one_blas_thread
 def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
              inner_tol=1e-9, max_inner=50, calibration="accountant") -> Trace:
     """ADMM with dual variable perturbation, DVP (Zhang & Zhu 2017, Alg. 2), in the star setting.
@@ -818,7 +805,7 @@ def dvp_noise(problem, *, epsilon: float, rho: float, sizes):
           description="DP-ADMM: approximate augmented Lagrangian + time-varying Gaussian noise (Huang et al. 2019, "
                       "Alg. 3)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.01, 0.1, 1.0)})
-@_one_blas_thread
+@one_blas_thread
 def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
                  c_w=None, calibration="accountant") -> Trace:
     """DP-ADMM of Huang et al. (2019), Algorithm 3.
@@ -911,7 +898,7 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
           description="Distributed DP-SGD over a star: clipped noisy gradient steps, averaged (baseline of Huang et al. "
                       "2019, after Abadi et al. 2016)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"learning_rate": (1.0, 3.0, 10.0)})
-@_one_blas_thread
+@one_blas_thread
 def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=100, sizes=None, owner=None,
                 learning_rate=0.1, clip=None, calibration="accountant") -> Trace:
     """Distributed DP-SGD over a star: the baseline "DPSGD [Abadi et al.] for distributed settings".

@@ -88,7 +88,6 @@ in the comments are the paper's.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -101,6 +100,7 @@ from ..problems import Optimum, Problem, _abs_barrier, _single_threaded_blas, _s
 from ..registry import register
 from ..smoothing import laplacian_smooth, operator_norm, tau
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
+from ._blas import single_blas_thread
 
 __all__ = ["dp_sadmm", "sadmm", "dp_vradmm", "svrg_admm", "graph_guided_logistic", "RidgeProblem",
            "settings", "noise_scale", "CALIBRATIONS", "CONVEXITY"]
@@ -639,7 +639,7 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
     sigma, sigma_snapshot, ledger, paper = noise_scale(
         problem, s, epsilon=epsilon, delta=delta, iterations=iterations, calibration=calibration, theta=theta,
         c2=c2, private_snapshot=bool(private_snapshot), snapshot_noise=snapshot_noise)
-    with _one_blas_thread():
+    with single_blas_thread():
         if vr:
             run = _vradmm_iterate(problem, s, rho=rho, iterations=iterations, sigma=sigma,
                                   sigma_snapshot=sigma_snapshot, seed=seed, private_snapshot=bool(private_snapshot))
@@ -669,26 +669,6 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
             "the snapshot gradient p̃ = ∇f(x̃) enters every inner step without noise (private_snapshot=False); "
             f"the inner steps alone would spend ε = {trace.privacy.epsilon:.4g}"))
     return trace
-
-
-_BLAS: list = []  # the threadpoolctl controller, created on first use
-
-
-def _one_blas_thread():
-    """One BLAS thread while a run iterates and is evaluated.
-
-    An iteration is a chain of small, memory-bound products (``X_B x``, ``rᵀX_B``, ``Ax``,
-    ``Aᵀv``); BLAS threads only add wake-up latency between them on the book's 2-core machine.
-    """
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover
-            _BLAS.append(None)
-        else:
-            _BLAS.append(ThreadpoolController())
-    controller = _BLAS[0]
-    return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
 
 
 def _require_no_noise(name: str, epsilon: float, private_twin: str) -> None:
