@@ -17,13 +17,13 @@ The problem, step sizes and clipping thresholds are the chapter's (tuned there o
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
 
 import dpadmm_lite as dl
 from dpadmm_lite.algorithms import fixed_point
+from _timing import median_ms
 
 N, P, DELTA, ROUNDS, REPETITIONS = 1000, 64, 1e-6, 1000, 10
 EPSILONS = np.geomspace(0.01, 5, 7)
@@ -36,21 +36,6 @@ def lasso_problem():
     """The paper's App. E data: rows on the unit sphere, support 8, label noise N(0, 0.01), a fresh test set."""
     X, y, _ = dl.datasets.make_lasso(3 * N, P, seed=0)
     return dl.problems.lasso(X[:N], y[:N], 3e-4, X_test=X[2 * N:], y_test=y[2 * N:])
-
-
-def median_ms(f, repeats: int = 5) -> tuple[float, float]:
-    """Median wall time and median CPU time of this process, in ms (after one warm-up call).
-
-    On the shared 2-core build machine the wall time depends on the load; the CPU time is what the
-    call would take alone (the algorithms pin BLAS to one thread)."""
-    f()  # warm-up: imports, the accountant's calibration cache, the reference optimum
-    wall, cpu = [], []
-    for _ in range(repeats):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        f()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
 
 
 def main() -> None:

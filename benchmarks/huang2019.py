@@ -24,7 +24,6 @@ computed once, before any timing (every Trace reports the objective gap against 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path

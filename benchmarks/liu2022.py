@@ -18,28 +18,24 @@ Timings are medians; the machine they were measured on is named in the report, n
 from __future__ import annotations
 
 import math
-import statistics
-import time
 
 import numpy as np
 
 import dpadmm_lite as dl
+from _timing import median_ms
 from dpadmm_lite import smoothing
 from dpadmm_lite.algorithms import stochastic
+from dpadmm_lite.algorithms._blas import single_blas_thread
 
 LIVE_ROWS, BATCH, EPOCHS = 4_000, 50, 4
 DEFAULT = dict(epsilon=0.2, delta=5e-4, rho=0.01, seed=0)
 REPEATS = 9
 
 
-def median_ms(f, repeats: int = REPEATS) -> float:
-    f()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+def wall_ms(f, repeats: int = REPEATS) -> float:
+    """Median wall time of ``f()`` in ms (after one warm-up call)."""
+    return median_ms(f, repeats)[0]
+
 
 
 def live_problem():
@@ -58,9 +54,9 @@ def options(name, problem):
 def main() -> None:
     # 1. smoothing a batch
     v = np.random.default_rng(0).standard_normal((1000, 1024))
-    fft = median_ms(lambda: smoothing.laplacian_smooth(v, 2.0), repeats=31)
+    fft = wall_ms(lambda: smoothing.laplacian_smooth(v, 2.0), repeats=31)
     Q = smoothing.smoothing_matrix(1024, 2.0)
-    dense = median_ms(lambda: np.linalg.solve(Q, v.T), repeats=3)
+    dense = wall_ms(lambda: np.linalg.solve(Q, v.T), repeats=3)
     print(f"Laplacian smoothing of a (1000, 1024) batch: {fft:.2f} ms by FFT (budget 5 ms); "
           f"dense solve {dense:.0f} ms")
 
@@ -78,9 +74,9 @@ def main() -> None:
 
     T = 2000
     s = stochastic.settings(problem, algorithm="dp_sadmm", rho=0.01, nu=2.0, batch_size=BATCH)
-    with stochastic._one_blas_thread():
-        gradient_us = median_ms(minibatch_gradient, repeats=5)  # ms per 1000 = µs each
-        iteration_us = 1000 * median_ms(lambda: stochastic._sadmm_iterate(problem, s, rho=0.01, iterations=T,
+    with single_blas_thread():
+        gradient_us = wall_ms(minibatch_gradient, repeats=5)  # ms per 1000 = µs each
+        iteration_us = 1000 * wall_ms(lambda: stochastic._sadmm_iterate(problem, s, rho=0.01, iterations=T,
                                                                          sigma=0.1, seed=0), repeats=5) / T
     print(f"one DP-SADMM iteration: {iteration_us:.1f} µs; one minibatch gradient (b = {BATCH}): {gradient_us:.1f} µs; "
           f"ratio {iteration_us / gradient_us:.2f} (n = {problem.n:,}, d = {problem.d}, A {problem.A.shape[0]} × "
@@ -96,7 +92,7 @@ def main() -> None:
             dl.run(private, problem, nu=2.0, **kw)
             dl.run(private, problem, nu=0.0, **kw)
 
-        ms = median_ms(rerun)
+        ms = wall_ms(rerun)
         print(f"live re-run, {private}: {ms:.0f} ms for the two private runs (budget 300 ms; the twin is cached)")
 
     # 4. calibration alone (first run at a new ε; cached afterwards)
@@ -106,7 +102,7 @@ def main() -> None:
         epsilon[0] *= 1.0001  # a new ε each time: no cache hit
         stochastic.noise_scale(problem, s, epsilon=epsilon[0], delta=5e-4, iterations=EPOCHS)
 
-    print(f"calibration of DP-VRADMM's ledger (S·m sampled releases + S snapshots): {median_ms(calibrate):.1f} ms")
+    print(f"calibration of DP-VRADMM's ledger (S·m sampled releases + S snapshots): {wall_ms(calibrate):.1f} ms")
 
 
 if __name__ == "__main__":

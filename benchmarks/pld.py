@@ -39,6 +39,8 @@ logging.getLogger("absl").setLevel(logging.ERROR)
 
 import numpy as np  # noqa: E402
 
+from _timing import median_ms  # noqa: E402
+
 REFERENCE = ROOT / "tests" / "data" / "pld_reference.json"
 ZS = (0.5, 1.0, 2.0, 5.0)
 QS = (1.0, 0.1, 0.01)
@@ -155,22 +157,6 @@ def make_reference(budget: float) -> None:
 
 # ------------------------------------------------------------------ our side
 
-def _median_ms(f, repeat: int = 7) -> tuple[float, float]:
-    """Median wall time and median CPU time of this process (ms) of ``repeat`` calls, after a warm-up.
-
-    On the shared machine the wall time includes waiting for a core; the CPU time is what the
-    call costs (the accountant is single-threaded) — the better guide to an idle machine.
-    """
-    f()  # warm-up
-    wall, cpu = [], []
-    for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        f()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
-
-
 def ledger_events(ledger):
     from dpadmm_lite.privacy import PrivacyEvent
 
@@ -209,9 +195,9 @@ def main() -> None:
             rdp = acc.rdp_gaussian_epsilon(z, K, d, q)
             rel = ours / ref - 1
             worst_above, worst_below = max(worst_above, rel), min(worst_below, rel)
-            t_eps, c_eps = _median_ms(lambda: acc.gaussian_epsilon(z, K, d, q))
+            t_eps, c_eps = median_ms(lambda: acc.gaussian_epsilon(z, K, d, q))
             target = ours
-            t_cal, c_cal = _median_ms(lambda: acc.calibrate_noise(target, d, K, q), repeat=5)
+            t_cal, c_cal = median_ms(lambda: acc.calibrate_noise(target, d, K, q), repeat=5)
             eps_times.append(t_eps)
             cal_times.append(t_cal)
             eps_cpu.append(c_eps)
@@ -234,7 +220,7 @@ def main() -> None:
             ours = acc.ledger_epsilon(events, d)
             ref = item["epsilon"][str(d)]
             parts.append(f"{ours:.5g} vs {ref:.5g} ({ours / ref - 1:+.2e})")
-        t, c = _median_ms(lambda: acc.ledger_epsilon(events, 1e-5))
+        t, c = median_ms(lambda: acc.ledger_epsilon(events, 1e-5))
         print(f"  {item['name']}: {'; '.join(parts)}; {t:.2f} ms ({c:.2f} ms CPU); {acc.ledger_guarantee(events, 1e-5).source}")
     print()
     print("calibrate_ledger on heterogeneous ledgers (median ms)")
@@ -246,7 +232,7 @@ def main() -> None:
         mixed = huang[: n // 2] + sampled[: n // 2] + [PrivacyEvent("laplace_l2", 1.0, 0.05, count=10)]
         for label, events in [("full-batch, time-varying σ", huang), ("sampled q = 0.01, time-varying σ", sampled),
                               ("half and half + ℓ2-Laplace", mixed)]:
-            t, c = _median_ms(lambda: acc.calibrate_ledger(events, 1.0, 1e-5), repeat=5)
+            t, c = median_ms(lambda: acc.calibrate_ledger(events, 1.0, 1e-5), repeat=5)
             s = acc.calibrate_ledger(events, 1.0, 1e-5)
             spent = acc.ledger_epsilon([e.scaled(s) for e in events], 1e-5)
             print(f"  {n:3d} events, {label:34s}: {t:7.2f} ms ({c:7.2f} ms CPU; spends ε = {spent:.4f} of 1)")

@@ -29,11 +29,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import dpadmm_lite as dl
+from _timing import median_ms
 from dpadmm_lite.algorithms.linearized import _data_matrix, noise_scale
 
 LIVE_ROWS = 4_000  # the chapter's live panel: a seeded 4,000-row subsample of the Adult training set
 DEFAULT = dict(epsilon=0.1, delta=1e-3, rho=0.1, iterations=100, seed=0)  # ε end to end (calibration="accountant")
 REPEATS = 7
+
+
+def wall_ms(f, repeats: int = REPEATS) -> float:
+    """Median wall time of ``f()`` in ms (after one warm-up call)."""
+    return median_ms(f, repeats)[0]
+
 
 
 def adult_problem(rows: int | None):
@@ -52,17 +59,6 @@ def live_rerun(problem, *, cold: bool) -> None:
         dl.run("acc_admm", problem, **public)
     dl.run("dp_admm", problem, **DEFAULT)
     dl.run("dp_acc_admm", problem, **DEFAULT)
-
-
-def median_ms(f, repeats: int = REPEATS) -> float:
-    """Median wall time of ``f()`` in ms (after one warm-up call)."""
-    def timed():
-        start = time.perf_counter()
-        f()
-        return time.perf_counter() - start
-
-    timed()  # warm-up (imports, caches)
-    return 1000 * statistics.median(timed() for _ in range(repeats))
 
 
 def floor_per_iteration(problem) -> float:
@@ -89,10 +85,10 @@ def main() -> None:
     print(f"live panel problem: Adult subsample n = {live.n}, d = {live.d}, A = {live.A.shape}, T = {T}")
     for label, limit in (("BLAS threads as configured", None), ("BLAS limited to 1 thread", 1)):
         with threadpool_limits(limits=limit, user_api="blas"):
-            cold = median_ms(lambda: live_rerun(live, cold=True))
-            warm = median_ms(lambda: live_rerun(live, cold=False))
-            one = median_ms(lambda: dl.run("dp_admm", live, **DEFAULT))
-            calibration = median_ms(lambda: noise_scale(live, epsilon=DEFAULT["epsilon"], delta=DEFAULT["delta"],
+            cold = wall_ms(lambda: live_rerun(live, cold=True))
+            warm = wall_ms(lambda: live_rerun(live, cold=False))
+            one = wall_ms(lambda: dl.run("dp_admm", live, **DEFAULT))
+            calibration = wall_ms(lambda: noise_scale(live, epsilon=DEFAULT["epsilon"], delta=DEFAULT["delta"],
                                                         iterations=T))
             floor = floor_per_iteration(live)
             print(f"[{label}]")
@@ -102,7 +98,7 @@ def main() -> None:
                   f"(floor X·x + rᵀX: {floor * 1e6:5.0f} µs, ratio {one / T / 1000 / floor:4.1f})")
             print(f"  of which the calibration:   {calibration:7.1f} ms (calibrate_ledger, {T + 1} releases)")
     with threadpool_limits(limits=1, user_api="blas"):
-        full_ms = median_ms(lambda: dl.run("dp_acc_admm", full, **DEFAULT), repeats=3)
+        full_ms = wall_ms(lambda: dl.run("dp_acc_admm", full, **DEFAULT), repeats=3)
         floor = floor_per_iteration(full)
     print(f"paper experiment, one run on full Adult (n = {full.n}), T = {T}: {full_ms:.0f} ms "
           f"({full_ms / T * 1000:.0f} µs/iteration, floor {floor * 1e6:.0f} µs)")
