@@ -394,3 +394,19 @@ def test_newton_solve_is_well_scaled():
         warnings.simplefilter("error")
         sol = problems._solve_psd(H, H @ v)
     np.testing.assert_allclose(sol, v, rtol=1e-8)
+
+
+def test_many_models_are_evaluated_in_blocks_with_the_same_values(clf_data, monkeypatch):
+    """A stack of iterates larger than one block of margins gives, model by model, the loss and the
+    accuracy of a direct evaluation (and the same shapes, including a stack of stacks)."""
+    X, y, _ = clf_data
+    p = problems.logistic(X, y, 1e-2, "l2", X_test=X[:50], y_test=y[:50])
+    models = np.random.default_rng(0).standard_normal((2, 35, p.d))  # 70 = 23 blocks of 3 and one of 1
+    monkeypatch.setattr(problems, "_MARGIN_BLOCK", 3 * p.n + 1)  # 3 models per block
+    loss, accuracy = p.data_loss(models), p.accuracy(models)
+    assert loss.shape == accuracy.shape == (2, 35)
+    direct = np.array([[np.mean(np.logaddexp(0.0, -y * (X @ w))) for w in stack] for stack in models])
+    assert np.allclose(loss, direct, rtol=1e-12)
+    assert np.array_equal(accuracy, [[np.mean(np.where(X[:50] @ w >= 0, 1, -1) == y[:50]) for w in stack]
+                                     for stack in models])
+    assert np.isclose(p.data_loss(models[0, 5]), direct[0, 5], rtol=1e-12)  # one model: a scalar
