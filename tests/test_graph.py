@@ -209,3 +209,22 @@ def test_the_chapter_solutions_pass_their_checks():
     assert ex.expected_algebraic_connectivity("ring", 16) == pytest.approx(2 - 2 * np.cos(2 * np.pi / 16))
     missing = ex.check_algebraic_connectivity(...)
     assert not missing and "not answered yet" in missing.message
+
+
+def test_bfgs_corrections_kept_as_factors_satisfy_the_secant_equation(logistic_l2):
+    """H⁺y = s after every update, whether the correction is still a factor or folded into the
+    dense inverses (after ``BFGS_BATCH`` updates), and H stays symmetric."""
+    owner = datasets.split(logistic_l2.n, 4, seed=0)
+    data = graph.local_data(logistic_l2, owner)
+    solver = graph.LocalSolver(data, logistic_l2.lam, "l2", np.full(4, 0.3))
+    solver(np.zeros((4, logistic_l2.d)))  # forms the inverses (and may already update them)
+    done = solver._pending // 2
+    rng = np.random.default_rng(0)
+    for update in range(graph.BFGS_BATCH + 3):
+        s = rng.standard_normal((4, logistic_l2.d))
+        y = s * rng.uniform(0.5, 2.0, size=s.shape)  # sᵀy > 0, as for a strongly convex function
+        solver._remember(s, y)
+        assert np.allclose(solver._apply(y), s, rtol=1e-9, atol=1e-12), f"update {update}"
+        assert solver._pending == 2 * ((done + update + 1) % graph.BFGS_BATCH)
+        dense = np.stack([solver._apply(e) for e in np.eye(logistic_l2.d)[:, None, :].repeat(4, axis=1)], axis=-1)
+        assert np.allclose(dense, dense.transpose(0, 2, 1), atol=1e-10)

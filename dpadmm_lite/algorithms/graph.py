@@ -42,8 +42,10 @@ pass over the data: only the linear term ``b`` changed (and the solver kept ``w_
 * ℓ2, logistic loss: batched damped quasi-Newton with a *lagged* Hessian. The inverses of
   ``P_p = w_p X_pᵀ S_p X_p/m_p + (λ + c_p) I`` (``S_p`` the logistic curvatures ``ℓ''`` at some
   anchor point) are formed in one batched single-precision product and one batched inversion,
-  then improved after every step by a BFGS update with the curvature the step measured (the
-  step and the exact change of the gradient), across ADMM iterations too. They are formed anew
+  then improved by a BFGS update with the curvature each step measured (the step and the exact
+  change of the gradient), across ADMM iterations too — after every step that leaves some
+  agent above ``inner_tol`` (a solve that ends in one step teaches the inverses little and its
+  update would cost as much as the step). They are formed anew
   only when a step shrinks some agent's gradient by less than the factor :data:`REFRESH`. Every
   step is followed by Armijo backtracking per agent, so it decreases every agent's ``L_p^N``
   whatever the lag. The gradients are exact (double precision), so the answer is exact to
@@ -104,6 +106,9 @@ SPARSE_BELOW = 0.3
 
 #: The ℓ2-logistic solver recomputes its Hessians when a step shrinks some agent's gradient by less.
 REFRESH = 0.25
+
+#: BFGS corrections kept as low-rank factors before they are folded into the dense inverses.
+BFGS_BATCH = 8
 
 
 # ---------------------------------------------------------------------- per-agent data, cached
@@ -325,7 +330,8 @@ class LocalSolver:
         self._hessian = None  # w_p ∇²h_p at the anchor, (N, d, d)
         self._inverse = None  # (hessian + shift I)⁻¹ for self._shift
         self._shift = None
-        self._buffers = None  # work arrays of the BFGS updates
+        self._buffers = None  # work arrays of the BFGS updates: correction factors, product
+        self._pending = 0  # columns of BFGS correction factors not yet folded into the inverses
         self._last = None  # the last solution: F, its margins, w_p h_p and w_p ∇h_p there
         self.squared = data.agents.problem.loss == "squared"
         if regularizer == "l1":
@@ -364,7 +370,16 @@ class LocalSolver:
 
     def _direction(self, grad):
         """``H grad`` for every agent: the lagged Newton inverse, improved by BFGS updates."""
-        return np.matmul(self._inverse, grad[:, :, None])[:, :, 0]
+        return self._apply(grad)
+
+    def _apply(self, v):
+        """``H v`` for every agent, ``H`` = the dense inverse plus the BFGS corrections not yet folded in."""
+        out = np.matmul(self._inverse, v[:, :, None])[:, :, 0]
+        k = self._pending
+        if k:
+            left, right, _ = self._buffers
+            out += np.matmul(left[:, :, :k], np.matmul(right[:, :k], v[:, :, None]))[:, :, 0]
+        return out
 
     def _remember(self, step, change) -> None:
         """BFGS update of every agent's inverse with the curvature the step has just measured.
@@ -373,24 +388,30 @@ class LocalSolver:
         eq. 6.17), so that ``H⁺y = s`` while ``H⁺`` stays symmetric positive definite: the local
         problems are strongly convex, so ``sᵀy > 0`` whenever the agent moved (an agent that did
         not keeps its ``H``). Written as ``H += [s, −Hy/sᵀy] [u, s]ᵀ`` with
-        ``u = (sᵀy + yᵀHy)/(sᵀy)² s − Hy/sᵀy``: one batched rank-2 product into preallocated
-        buffers, in place.
+        ``u = (sᵀy + yᵀHy)/(sᵀy)² s − Hy/sᵀy``, a rank-2 correction. The corrections are kept
+        as factors and folded into the dense ``(N, d, d)`` inverses :data:`BFGS_BATCH` at a time
+        (one batched product), since every pass over the dense inverses costs as much as the
+        update itself (100 agents: 9 MB per pass); :meth:`_apply` uses the factors meanwhile.
         """
         sy = np.einsum("ij,ij->i", step, change)
         inv_sy = np.divide(1.0, sy, out=np.zeros_like(sy), where=sy > 0)
-        Hy = np.matmul(self._inverse, change[:, :, None])[:, :, 0]
+        Hy = self._apply(change)
         yHy = np.einsum("ij,ij->i", change, Hy)
         if self._buffers is None or self._buffers[0].shape[0] != len(sy):
             N, d = step.shape
-            self._buffers = (np.empty((N, d, 2)), np.empty((N, 2, d)), np.empty((N, d, d)))
+            self._buffers = (np.empty((N, d, 2 * BFGS_BATCH)), np.empty((N, 2 * BFGS_BATCH, d)), np.empty((N, d, d)))
         left, right, product = self._buffers
-        left[:, :, 0] = step
-        np.multiply(-inv_sy[:, None], Hy, out=left[:, :, 1])
-        np.multiply(((sy + yHy) * inv_sy**2)[:, None], step, out=right[:, 0])
-        right[:, 0] += left[:, :, 1]
-        right[:, 1] = step
-        np.matmul(left, right, out=product)
-        self._inverse += product
+        k = self._pending
+        left[:, :, k] = step
+        np.multiply(-inv_sy[:, None], Hy, out=left[:, :, k + 1])
+        np.multiply(((sy + yHy) * inv_sy**2)[:, None], step, out=right[:, k])
+        right[:, k] += left[:, :, k + 1]
+        right[:, k + 1] = step
+        self._pending = k + 2
+        if self._pending == 2 * BFGS_BATCH:
+            np.matmul(left, right, out=product)
+            self._inverse += product
+            self._pending = 0
 
     def _data_parts(self, Z):
         """``w_p h_p`` (N,) and ``w_p ∇h_p`` (N, d) at margins ``Z``: one gradient product."""
@@ -425,6 +446,7 @@ class LocalSolver:
                     self.hessian_refreshes += 1
                 d = self._hessian.shape[-1]
                 self._inverse = np.linalg.inv(self._hessian + shift[:, None, None] * np.eye(d))
+                self._pending = 0
                 self._shift = shift.copy()
             direction = self._direction(grad)
             decrease = np.einsum("ij,ij->i", grad, direction)
@@ -443,7 +465,7 @@ class LocalSolver:
             if not fresh and np.any((norm_new > REFRESH * norm) & (np.abs(grad_new).max(axis=1) > tol)):
                 self._inverse = None  # the lagged Hessian no longer contracts: form it anew next step
                 self._hessian = None
-            else:  # BFGS: fold the curvature the step has just measured (exact gradients) into the inverses
+            elif np.abs(grad_new).max() > tol:  # BFGS: fold the curvature the step measured into the inverses
                 self._remember(F_new - F, grad_new - grad)
             fresh = False
             F, Z, value, grad, norm = F_new, Z_new, value_new, grad_new, norm_new
