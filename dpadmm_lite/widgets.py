@@ -35,11 +35,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import ipywidgets as w
+import numpy as np
 
 from . import _validate as check
 from . import topology
 
-__all__ = ["live", "LivePanel", "TOPOLOGIES"]
+__all__ = ["live", "LivePanel", "TOPOLOGIES", "EPSILON_STEP", "epsilon_values"]
 
 #: The topology names offered by the drop-down (those of :func:`dpadmm_lite.topology.make`).
 TOPOLOGIES = topology.NAMES
@@ -53,6 +54,18 @@ RANGES = {
     "n_agents": (2, 100),
     "iterations": (1, 500),
 }
+
+#: Step of the ε slider in log₁₀ units: ε moves by a factor 10^0.05 ≈ 1.12 per step.
+EPSILON_STEP = 0.05
+
+
+def epsilon_values(lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon"][1]) -> np.ndarray:
+    """Every value the ε slider of :func:`live` over ``[lo, hi]`` can take (by default 61 values
+    from 0.01 to 10), e.g. to precompute a panel's results for all of them."""
+    lo, hi = math.log10(check.positive("lo", lo)), math.log10(check.positive("hi", hi))
+    steps = round((hi - lo) / EPSILON_STEP)
+    return 10.0 ** (lo + EPSILON_STEP * np.arange(steps + 1))
+
 
 _STYLE = {"description_width": "110px"}
 _LAYOUT = {"width": "420px"}
@@ -95,9 +108,9 @@ def _as_widget(name: str, value) -> w.Widget:
 class _EpsilonControl(w.HBox):
     """ε log slider [0.01, 10] with an "∞ (no noise)" toggle; ``value`` is ``math.inf`` when on."""
 
-    def __init__(self, value: float):
+    def __init__(self, value: float, lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon"][1]):
         no_noise = math.isinf(value)
-        self.slider = _log_slider("ε", 1.0 if no_noise else value, *RANGES["epsilon"], 0.05, ".3g")
+        self.slider = _log_slider("ε", 1.0 if no_noise else value, lo, hi, EPSILON_STEP, ".3g")
         self.toggle = w.ToggleButton(value=no_noise, description="∞ (no noise)", tooltip="run without noise",
                                      layout={"width": "110px"})
         self.slider.disabled = no_noise
@@ -338,6 +351,7 @@ def live(
     seed: int | None = None,
     regularizer: str | None = None,
     advanced: Mapping[str, Any] | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
     debounce: float = 0.0,
 ) -> LivePanel:
     """The standard control panel with a chart that re-runs ``compute`` when a control moves.
@@ -364,6 +378,9 @@ def live(
     advanced
         Name → default value (bool, int, float, str, list of options) or a ready ipywidget,
         shown in a collapsed "advanced" section.
+    ranges
+        Slider name → ``(min, max)`` replacing its standard range in :data:`RANGES` for this
+        panel, e.g. ``{"iterations": (1, 200)}`` where longer runs would redraw too slowly.
     debounce
         Quiet period in seconds before a re-run starts (a burst of changes runs once). While
         ``compute`` runs, further changes are coalesced into one more run with the newest
@@ -388,18 +405,27 @@ def live(
     def given(value):
         return isinstance(value, w.Widget)
 
+    limits = dict(RANGES)
+    for name, bounds in (ranges or {}).items():
+        check.choice("a key of ranges", name, tuple(RANGES))
+        lo, hi = (float(b) for b in bounds)
+        if not lo < hi or (name in ("epsilon", "delta", "rho") and lo <= 0):
+            raise ValueError(f"ranges[{name!r}] must be (min, max) with min < max (and min > 0 on a log slider), "
+                             f"got {bounds!r}")
+        limits[name] = (lo, hi)
+
     controls: dict[str, w.Widget] = {}
     if epsilon is not None:
-        controls["epsilon"] = epsilon if given(epsilon) else _EpsilonControl(check.epsilon(epsilon))
+        controls["epsilon"] = epsilon if given(epsilon) else _EpsilonControl(check.epsilon(epsilon), *limits["epsilon"])
     if delta is not None:
-        controls["delta"] = delta if given(delta) else _log_slider("δ", check.open_unit("delta", delta), *RANGES["delta"], 0.25, ".0e")
+        controls["delta"] = delta if given(delta) else _log_slider("δ", check.open_unit("delta", delta), *limits["delta"], 0.25, ".0e")
     if rho is not None:
-        controls["rho"] = rho if given(rho) else _log_slider("ρ", check.positive("rho", rho), *RANGES["rho"], 0.1, ".3g")
+        controls["rho"] = rho if given(rho) else _log_slider("ρ", check.positive("rho", rho), *limits["rho"], 0.1, ".3g")
     if nu is not None:
         if given(nu):
             controls["nu"] = nu
         else:
-            lo, hi = RANGES["nu"]
+            lo, hi = limits["nu"]
             value = check.nonnegative("nu", nu)
             controls["nu"] = w.FloatSlider(value=value, min=lo, max=max(hi, value), step=0.1, description="ν",
                                            style=_STYLE, layout=_LAYOUT)
@@ -412,9 +438,9 @@ def live(
             controls["topology"] = w.Dropdown(options=list(names), value=topology, description="topology G",
                                               style=_STYLE)
     if n_agents is not None:
-        controls["n_agents"] = n_agents if given(n_agents) else _int_slider("agents N", check.count("n_agents", n_agents), *RANGES["n_agents"])
+        controls["n_agents"] = n_agents if given(n_agents) else _int_slider("agents N", check.count("n_agents", n_agents), *(int(b) for b in limits["n_agents"]))
     if iterations is not None:
-        controls["iterations"] = iterations if given(iterations) else _int_slider("iterations T", check.count("iterations", iterations), *RANGES["iterations"])
+        controls["iterations"] = iterations if given(iterations) else _int_slider("iterations T", check.count("iterations", iterations), *(int(b) for b in limits["iterations"]))
     if seed is not None:
         controls["seed"] = seed if given(seed) else w.BoundedIntText(value=check.count("seed", seed, minimum=0), min=0, max=2**31 - 1,
                                                                        description="seed", style=_STYLE)

@@ -58,6 +58,19 @@ def test_every_standard_control_and_its_range():
     assert v["epsilon"] == pytest.approx(1.0) and v["delta"] == pytest.approx(1e-5) and v["nu"] == 2.0
 
 
+def test_a_panel_can_narrow_or_widen_a_standard_range():
+    panel = widgets.live(Counter(), epsilon=1.0, iterations=30, n_agents=20,
+                         ranges={"iterations": (1, 200), "epsilon": (0.1, 10), "n_agents": (2, 50)})
+    c = panel.controls
+    assert (c["iterations"].min, c["iterations"].max) == (1, 200) and (c["n_agents"].min, c["n_agents"].max) == (2, 50)
+    assert (c["epsilon"].slider.min, c["epsilon"].slider.max) == pytest.approx((-1, 1))
+    assert len(widgets.epsilon_values(0.1, 10)) == 41
+    assert widgets.RANGES["iterations"] == (1, 500)  # the standard ranges are untouched
+    for bad in ({"iterations": (200, 1)}, {"rho": (0.0, 1.0)}, {"speed": (1, 2)}):
+        with pytest.raises(ValueError, match="ranges"):
+            widgets.live(Counter(), iterations=30, rho=1.0, ranges=bad)
+
+
 def test_epsilon_no_noise_toggle():
     panel = widgets.live(Counter(), epsilon=math.inf, debounce=0.0)
     assert panel.values()["epsilon"] == math.inf and panel.controls["epsilon"].slider.disabled
