@@ -38,7 +38,7 @@ from . import datasets, problems, registry, sweep
 
 __all__ = ["Task", "TASKS", "SIZES", "N_AGENTS", "problem", "held_out_utility", "nonprivate_utility", "applicable",
            "candidates", "grid_table", "run", "noise_summary", "evaluate", "tune", "select", "config_for", "summarize",
-           "final"]
+           "final", "field", "field_at"]
 
 
 @dataclass(frozen=True)
@@ -370,3 +370,48 @@ def final(chosen: pd.DataFrame, *, seeds: Sequence[int], size: str, iterations: 
     grid = {"candidate": list(chosen["candidate"]), "split": ["test"], "size": [size],
             "iterations": [check.count("iterations", iterations)]}
     return sweep.grid(evaluate, grid, seeds=seeds, name=name)
+
+
+# ---------------------------------------------------------------------- the live panel
+def _field_plan(chosen: pd.DataFrame, task: str, epsilon: float) -> list[str]:
+    """The candidate entry of every algorithm that has a chosen setting for ``task``, at ``epsilon``."""
+    plan = []
+    for name in applicable(task):
+        try:
+            config = config_for(chosen, task, name, epsilon)
+        except ValueError:  # tuning left it no valid setting
+            continue
+        plan.append(_key(name, task, config, epsilon))
+    return plan
+
+
+def field(chosen: pd.DataFrame, tasks: Sequence[str], *, epsilons: Iterable[float], seeds: Sequence[int] = (0,),
+          size: str = "fast", iterations: int,
+          name: str = "arena: the live panel, every algorithm at every ε of its slider") -> pd.DataFrame:
+    """Every algorithm of every task, with the setting :func:`select` chose, at every ε of
+    ``epsilons`` on the validation split: the final rows of one sweep (cached as data).
+
+    The live panel of the chapter looks its charts up here (a slider move is a lookup, not
+    twenty runs); :func:`field_at` runs what is not here, e.g. another seed.
+    """
+    plan = [entry for task in tasks for epsilon in epsilons for entry in _field_plan(chosen, task, float(epsilon))]
+    grid = {"candidate": plan, "split": ["validation"], "size": [size], "iterations": [check.count("iterations", iterations)]}
+    frame = sweep.grid(evaluate, grid, seeds=seeds, name=name)
+    return frame[frame["final"]].reset_index(drop=True)
+
+
+def field_at(chosen: pd.DataFrame, task: str, epsilon: float, *, seed: int = 0, size: str = "fast", iterations: int,
+             precomputed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The final rows of every algorithm of ``task`` at one ε (one row each, ``error`` set for a
+    run that failed): taken from ``precomputed`` (a :func:`field`) when it holds this task, ε
+    and seed, else computed now with :func:`evaluate` — the same rows either way."""
+    epsilon = float(epsilon)
+    plan = _field_plan(chosen, task, epsilon)
+    if precomputed is not None and math.isfinite(epsilon):
+        at = precomputed[(precomputed["task"] == task) & (precomputed["seed"] == seed)
+                         & np.isclose(precomputed["epsilon"], epsilon, rtol=1e-9, atol=0)]
+        if len(at) == len(plan) and at["size"].eq(size).all() and at["iterations"].eq(iterations).all():
+            return at.reset_index(drop=True)
+    rows = [row for entry in plan
+            for row in evaluate(entry, seed, "validation", size, iterations, epsilon=epsilon) if row["final"]]
+    return pd.DataFrame(rows)

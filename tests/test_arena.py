@@ -187,6 +187,33 @@ def test_tune_select_final_end_to_end(small):
     pd.testing.assert_frame_equal(final, again)
 
 
+def test_the_panel_field_looks_up_exactly_what_a_live_run_computes(small):
+    plan = arena.candidates(["lasso"], budget=1)
+    chosen = arena.select(arena.tune(plan, epsilons=[1.0], seeds=(0,), size="fast", iterations=5), epsilons=[1.0])
+    grid = dl.widgets.epsilon_values()[38:41]  # three neighbouring values of the ε slider around 1
+    field = arena.field(chosen, ["lasso"], epsilons=grid, seeds=(0,), size="fast", iterations=5)
+    assert len(field) == 3 * len(arena.applicable("lasso")) and field["final"].all()
+    for epsilon in grid:
+        looked_up = arena.field_at(chosen, "lasso", epsilon * (1 + 1e-13), seed=0, iterations=5, precomputed=field)
+        live = arena.field_at(chosen, "lasso", epsilon, seed=0, iterations=5)
+        assert looked_up["epsilon"].to_numpy() == pytest.approx(epsilon, rel=1e-12)  # the row of this ε, not another's
+        for column in ("algorithm", "utility", "spent_epsilon", "config"):
+            assert looked_up[column].tolist() == live[column].tolist(), column
+        assert (looked_up["spent_epsilon"] <= epsilon * (1 + 1e-6)).all()
+    other_seed = arena.field_at(chosen, "lasso", grid[1], seed=5, iterations=5, precomputed=field)
+    assert set(other_seed["seed"]) == {5}  # not in the sweep: run live
+    off_grid = arena.field_at(chosen, "lasso", 1.05, seed=0, iterations=5, precomputed=field)
+    assert set(off_grid["epsilon"]) == {1.05}
+
+
+def test_the_epsilon_slider_takes_exactly_the_values_a_panel_can_precompute():
+    values = dl.widgets.epsilon_values()
+    slider = dl.widgets._EpsilonControl(1.0).slider
+    positions = np.arange(slider.min, slider.max + slider.step / 2, slider.step)
+    assert np.allclose(values, slider.base ** positions, rtol=1e-12) and len(values) == 61
+    assert values[0] == pytest.approx(0.01) and values[-1] == pytest.approx(10.0) and 1.0 in np.round(values, 12)
+
+
 # ---------------------------------------------------------------------- the chapter
 def _cells(name):
     return json.loads((ROOT / "book" / f"{name}.ipynb").read_text())["cells"]
