@@ -9,8 +9,9 @@ largest settings (the status line says "computing …" when a run takes longer t
 No request may leave the machine (they are blocked and counted).
 
 Run: ``.venv/bin/python benchmarks/redraw.py [chapter.ipynb ...]`` (needs the `lab` extra:
-``make lab`` or ``make test`` installs it). Timings on a shared machine vary with its load, which
-is printed.
+``make lab`` or ``make test`` installs it). ``--full`` measures the full edition, the one ``make
+lab`` opens, with the sweeps ``make book`` cached in ``_build/cache/full`` (without them Run All
+recomputes every sweep first). Timings on a shared machine vary with its load, which is printed.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ import lab_session  # noqa: E402
 DEFAULT_TARGET_MS, LARGEST_TARGET_MS = 300, 1000
 
 
-def measure(server, browser, name: str) -> list[tuple]:
+def measure(server, browser, name: str, *, timeout: float = 300) -> list[tuple]:
     """(setting, control, ms, kind, compute ms) for every move of every panel of chapter ``name``."""
     page = lab_session.NotebookPage(server, browser, name)
     rows = []
     try:
-        page.run_all()
+        page.run_all(timeout=timeout)
         panels = page.panels()
         for i in range(panels.count()):
             panel = panels.nth(i)
@@ -64,19 +65,21 @@ def measure(server, browser, name: str) -> list[tuple]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="notebook names (default: every TOC chapter with a live panel)")
+    parser.add_argument("--full", action="store_true", help="the full edition (make lab's), with make book's cache")
     args = parser.parse_args(argv)
+    mode = "full" if args.full else "fast"
     names = args.chapters or [p.name for p in lab_session.live_notebooks()]
     from playwright.sync_api import sync_playwright
 
-    print(f"machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings vary with it)")
+    print(f"{mode} edition; machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings vary with it)")
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
-        server = lab_session.LabServer(Path(tmp), fast=True, cache=ROOT / "_build" / "cache" / "fast")
+        server = lab_session.LabServer(Path(tmp), fast=not args.full, cache=ROOT / "_build" / "cache" / mode)
         browser = p.chromium.launch(executable_path=lab_session.chromium_path(), args=lab_session.CHROMIUM_ARGS)
         try:
             for name in names:
                 try:
-                    rows = measure(server, browser, name)
+                    rows = measure(server, browser, name, timeout=1800 if args.full else 300)
                 except Exception as exc:  # report it, measure the other chapters
                     failed.append(name)
                     print(f"\n{name}: FAILED — {str(exc).splitlines()[0][:300]}")

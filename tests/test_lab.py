@@ -81,6 +81,21 @@ def test_jupyterlab_starts_as_root_and_on_localhost_only():
     assert ("--allow-root" in cmd) == (os.geteuid() == 0)
 
 
+def test_make_lab_reads_the_sweeps_make_book_cached(monkeypatch, tmp_path):
+    import lab
+
+    started = {}
+    monkeypatch.setattr(lab, "EDITION", tmp_path)
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd, cwd, env: started.update(env=env) or 0)
+    monkeypatch.delenv("DPADMM_CACHE", raising=False)
+    assert lab.main([]) == 0
+    assert started["env"]["DPADMM_CACHE"] == str(lab.ROOT / "_build" / "cache" / "full")
+    assert "FAST = False" in (tmp_path / "book" / "admm.ipynb").read_text()  # the full edition, as cached
+    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "mine"))
+    lab.main([])
+    assert started["env"]["DPADMM_CACHE"] == str(tmp_path / "mine")
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_live_panel_redraws_offline_in_jupyterlab(lab_server, browser, notebook, capsys):
     page = lab_session.NotebookPage(lab_server, browser, notebook.name)

@@ -11,7 +11,10 @@ script writes a *JupyterLab edition* of the book into ``_build/lab/`` and opens 
 * a reference to a block of another chapter (``{prf:ref}`privacy-def-dp```) becomes a link to
   that chapter's notebook (jupyterlab-myst resolves references within one notebook only).
 
-Edit the chapters in ``book/``: the edition is written anew from them on every ``make lab``.
+The edition runs in full mode, as the site does, and reads the sweeps that ``make book`` cached
+in ``_build/cache/full`` (``$DPADMM_CACHE`` if set), so Run All after ``make book`` recomputes
+none of them. Edit the chapters in ``book/``: the edition is written anew from them on every
+``make lab``.
 JupyterLab starts with ``--allow-root`` when run as root (containers), on localhost only.
 
     python tools/lab.py            # write the edition and start JupyterLab (what `make lab` runs)
@@ -198,11 +201,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-open", action="store_true", help="write the edition, do not start JupyterLab")
     args = parser.parse_args(argv)
-    written = write_edition()
+    written = write_edition(EDITION)
     print(f"JupyterLab edition of {len(written)} chapters in {EDITION / 'book'} (edit the chapters in book/)")
     if args.no_open:
         return 0
-    return subprocess.call(lab_command(EDITION / "book"), cwd=EDITION, env=lab_environment())
+    env = lab_environment()
+    env.setdefault("DPADMM_CACHE", str(ROOT / "_build" / "cache" / "full"))  # make book's sweeps
+    return subprocess.call(lab_command(EDITION / "book"), cwd=EDITION, env=env)
 
 
 if __name__ == "__main__":
