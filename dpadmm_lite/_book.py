@@ -119,16 +119,18 @@ class _Inline:
         p.text(self.text)
 
 
-def glued(name: str, fmt: str = "") -> _Inline:
+def glued(name: str, fmt: str = "", site: str | None = None) -> _Inline:
     """The glued value ``name`` as ``{glue:text}`name:fmt``` shows it on the site.
 
     The JupyterLab edition of a chapter (``make lab``) reads ``{eval}`glued("name", "fmt")```
     where the source has the glue role; jupyterlab-myst evaluates it after the cells above ran.
-    A value glued further down than the text that quotes it shows a note until the notebook runs
-    a second time.
+    A value glued further down than the text that quotes it is not in the kernel yet: then
+    ``site`` (the text/plain ``make book`` glued, which the edition carries when it has it) is
+    shown, else a note until the notebook runs a second time.
     """
-    if name not in GLUED:  # glued by a cell further down: a second Run All fills it in
+    text = GLUED.get(name, site)
+    if text is None:  # glued by a cell further down: a second Run All fills it in
         return _Inline(f"[{name}: computed further down, run all cells once more]")
     from myst_nb.core.variables import format_plain_text
 
-    return _Inline(format_plain_text(GLUED[name], fmt))
+    return _Inline(format_plain_text(text, fmt))

@@ -71,6 +71,35 @@ def test_glued_formats_like_the_sites_glue_role():
     assert "run all cells once more" in repr(_book.glued("h16_missing"))
 
 
+def test_a_number_glued_below_its_text_shows_the_value_make_book_computed(tmp_path):
+    import lab
+    from dpadmm_lite import _book
+
+    chapter = {"cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["ε₀ = {glue:text}`h16_below:.3f` per release"]},
+        {"cell_type": "code", "metadata": {}, "source": ["glue('h16_below', 0.4567, display=False)"], "outputs": []},
+    ]}
+    executed = json.loads(json.dumps(chapter))
+    executed["cells"].insert(0, {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]},
+                                 "source": ["FAST = False"], "outputs": []})
+    executed["cells"][2]["outputs"] = [{"output_type": "display_data", "metadata": {"scrapbook": {"name": "h16_below"}},
+                                        "data": {"text/plain": "0.4567"}}]
+    path = tmp_path / "ran.ipynb"
+    path.write_text(json.dumps(executed))
+    site = lab.site_glue(chapter, path)
+    assert site == {"h16_below": "0.4567"}
+    edition = lab.lab_notebook(chapter, {}, site=site)
+    text = "".join(edition["cells"][0]["source"])
+    assert text == 'ε₀ = {eval}`glued("h16_below", ".3f", site="0.4567")` per release'
+    assert repr(_book.glued("h16_below", ".3f", site="0.4567")) == "0.457"  # not in the kernel yet
+    _book.GLUED["h16_below"] = "0.5"
+    assert repr(_book.glued("h16_below", ".3f", site="0.4567")) == "0.500"  # the kernel's own value wins
+    changed = json.loads(json.dumps(chapter))
+    changed["cells"][1]["source"] = ["glue('h16_below', 0.9, display=False)"]
+    assert lab.site_glue(changed, path) == {}  # the chapter changed since make book: no stale numbers
+    assert lab.site_glue(chapter, tmp_path / "missing.ipynb") == {}
+
+
 def test_jupyterlab_starts_as_root_and_on_localhost_only():
     import lab
 

@@ -6,7 +6,10 @@ script writes a *JupyterLab edition* of the book into ``_build/lab/`` and opens 
 
 * ``{glue:text}`name:fmt``` (MyST-NB's glue) becomes ``{eval}`glued("name", "fmt")```, an
   inline expression jupyterlab-myst evaluates in the kernel when the cell runs (Run All): the
-  number appears where the site shows it (``dpadmm_lite._book.glued``);
+  number appears where the site shows it (``dpadmm_lite._book.glued``). A number glued by a
+  cell *below* its text is not in the kernel yet when the text renders; for those the edition
+  carries the value ``make book`` computed (``site=``), taken from its executed notebook when
+  that build was in full mode (the edition's) and the chapter's code has not changed since;
 * ``{cite}`key``` becomes the author–year text the site shows, from ``book/references.bib``;
 * a reference to a block of another chapter (``{prf:ref}`privacy-def-dp```) becomes a link to
   that chapter's notebook (jupyterlab-myst resolves references within one notebook only).
@@ -33,7 +36,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EDITION = ROOT / "_build" / "lab"
+BUILD = ROOT / "_build"
+EDITION = BUILD / "lab"
 
 #: ``{glue:text}`key``` / ``{glue}`key:fmt``` / ``{glue:any}`key``` (not the cross-document form path::key).
 GLUE_ROLE = re.compile(r"\{glue(?::text|:any|:md)?\}`([^`:]+?)(?::([^`]*))?`")
@@ -93,13 +97,18 @@ def label_index(notebooks: dict[str, dict]) -> dict[str, tuple[str, str]]:
 
 
 def lab_markdown(source: str, cites: dict[str, str], labels: dict[str, tuple[str, str]] | None = None,
-                 here: str = "") -> str:
+                 here: str = "", site: dict[str, str] | None = None) -> str:
     """One markdown cell of the edition: glue roles as inline expressions, citations as text, and
-    references to another chapter as links to it (jupyterlab-myst resolves a notebook's own)."""
+    references to another chapter as links to it (jupyterlab-myst resolves a notebook's own).
+    ``site``: glued name → the text/plain ``make book`` glued, the fallback of a number glued
+    further down (:func:`site_glue`)."""
 
     def glue(match):
         name, fmt = match.group(1), match.group(2) or ""
-        return "{eval}`glued(%s)`" % (json.dumps(name) if not fmt else f"{json.dumps(name)}, {json.dumps(fmt)}")
+        args = [json.dumps(name)] + ([json.dumps(fmt)] if fmt else [])
+        if site and name in site:
+            args.append(f"site={json.dumps(site[name], ensure_ascii=False)}")
+        return "{eval}`glued(%s)`" % ", ".join(args)
 
     def cite(match):
         keys = [k.strip() for k in match.group(1).split(",")]
@@ -117,7 +126,7 @@ def lab_markdown(source: str, cites: dict[str, str], labels: dict[str, tuple[str
 
 def lab_notebook(nb: dict, cites: dict[str, str], *, fast: bool | None = None,
                  labels: dict[str, tuple[str, str]] | None = None, here: str = "",
-                 stop_after_live: bool = False) -> dict:
+                 stop_after_live: bool = False, site: dict[str, str] | None = None) -> dict:
     """The JupyterLab edition of one notebook (``fast``: also set ``FAST`` in its parameters cell;
     ``stop_after_live``: end it with its last live panel, for tests and benchmarks)."""
     nb = json.loads(json.dumps(nb))
@@ -130,7 +139,7 @@ def lab_notebook(nb: dict, cites: dict[str, str], *, fast: bool | None = None,
     for cell in nb["cells"]:
         source = "".join(cell.get("source", []))
         if cell["cell_type"] == "markdown":
-            new = lab_markdown(source, cites, labels, here)
+            new = lab_markdown(source, cites, labels, here, site)
         elif cell["cell_type"] == "code" and not preamble_done:
             new = source.rstrip("\n") + "\n" + PREAMBLE_LINE + "\n"
             preamble_done = True
@@ -140,6 +149,40 @@ def lab_notebook(nb: dict, cites: dict[str, str], *, fast: bool | None = None,
             continue
         cell["source"] = new.splitlines(keepends=True)
     return nb
+
+
+def _code(nb: dict) -> list[str]:
+    """The code a chapter runs, without the cell papermill injects."""
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+            and "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
+
+
+def site_glue(source: dict, executed: Path) -> dict[str, str]:
+    """Glued name → text/plain in ``executed``, the chapter as ``make book`` ran it; empty when
+    that file is missing or its code differs from ``source`` (the chapter changed since)."""
+    try:
+        ran = json.loads(executed.read_text())
+    except (OSError, ValueError):
+        return {}
+    if _code(ran) != _code(source):
+        return {}
+    values = {}
+    for cell in ran["cells"]:
+        for output in cell.get("outputs", []):
+            name = ((output.get("metadata") or {}).get("scrapbook") or {}).get("name")
+            text = (output.get("data") or {}).get("text/plain")
+            if name and text is not None:
+                values[name] = "".join(text) if isinstance(text, list) else text
+    return values
+
+
+def _full_build() -> Path | None:
+    """The executed chapters of the last ``make book``, if it ran in full mode (else None)."""
+    try:
+        status = json.loads((BUILD / "last-build.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return BUILD / "stage" / "book" if status.get("mode") == "full" else None
 
 
 def write_edition(target: Path = EDITION, *, fast: bool | None = None, stop_after_live: bool = False) -> list[Path]:
@@ -152,10 +195,13 @@ def write_edition(target: Path = EDITION, *, fast: bool | None = None, stop_afte
     paths = sorted(book.rglob("*.ipynb"))
     sources = {path.relative_to(book).as_posix(): json.loads(path.read_text()) for path in paths}
     labels = label_index(sources)
+    executed = _full_build() if not fast else None  # the site's numbers fit the full edition only
     written = []
     for path in paths:
         here = path.relative_to(book).as_posix()
-        nb = lab_notebook(sources[here], cites, fast=fast, labels=labels, here=here, stop_after_live=stop_after_live)
+        site = site_glue(sources[here], executed / here) if executed is not None else None
+        nb = lab_notebook(sources[here], cites, fast=fast, labels=labels, here=here, stop_after_live=stop_after_live,
+                          site=site)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         written.append(path)
     (target / "README.md").write_text(
@@ -206,7 +252,7 @@ def main(argv=None) -> int:
     if args.no_open:
         return 0
     env = lab_environment()
-    env.setdefault("DPADMM_CACHE", str(ROOT / "_build" / "cache" / "full"))  # make book's sweeps
+    env.setdefault("DPADMM_CACHE", str(BUILD / "cache" / "full"))  # make book's sweeps
     return subprocess.call(lab_command(EDITION / "book"), cwd=EDITION, env=env)
 
 
