@@ -58,6 +58,9 @@ def test_the_edition_turns_glue_into_inline_expressions_and_citations_into_text(
         params = [c for c in code if "parameters" in c["metadata"].get("tags", [])]
         assert not params or "FAST = True" in "".join(params[0]["source"]), path.name
     cites = lab.bibliography(lab.ROOT / "book" / "references.bib")
+    page = (tmp_path / "book" / "bibliography.md").read_text()  # a list, not a directive JupyterLab cannot run
+    assert "{bibliography}" not in page and page.count("\n- ") == len(cites)
+    assert "Zonghao Huang, Rui Hu, Yuanxiong Guo, Eric Chan-Tin and Yanmin Gong (2019)" in page
     assert lab.lab_markdown("see {cite}`huang2019` and {glue:text}`eps:.2f`.", cites) == (
         f"see {cites['huang2019']} and {{eval}}`glued(\"eps\", \".2f\")`.")
 

@@ -66,6 +66,37 @@ def bibliography(path: Path) -> dict[str, str]:
     return out
 
 
+def _bib_fields(body: str) -> dict[str, str]:
+    """``field → value`` of one BibTeX entry's body, braces and TeX accents removed."""
+    fields = {}
+    for match in re.finditer(r"(\w+)\s*=\s*(\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}|\d+)", body):
+        value = match.group(2)
+        value = value[1:-1] if value.startswith("{") else value
+        value = re.sub(r"\\['`^\"~]\{?(\w)\}?", r"\1", value)  # {\'e} -> e (close enough for a reading list)
+        fields[match.group(1).lower()] = re.sub(r"\s+", " ", value.replace("{", "").replace("}", "")).strip()
+    return fields
+
+
+def bibliography_markdown(path: Path) -> str:
+    """The bibliography page of the edition: every entry of ``path`` as one line, sorted by author
+    (the site's ``{bibliography}`` directive needs Sphinx, which JupyterLab does not run)."""
+    text = path.read_text() if path.exists() else ""
+    lines = []
+    for match in re.finditer(r"@\w+\{([^,\s]+),(.*?)\n\}", text, flags=re.S):
+        f = _bib_fields(match.group(2))
+        names = [n.strip() for n in f.get("author", match.group(1)).split(" and ")]
+        names = [" ".join(reversed([p.strip() for p in n.split(",", 1)])) if "," in n else n for n in names]
+        authors = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        surname = names[0].split()[-1]
+        venue = f.get("journal") or f.get("booktitle") or f.get("howpublished") or f.get("publisher", "")
+        extra = ", ".join(x for x in (f"vol. {f['volume']}" if "volume" in f else "",
+                                      f"pp. {f['pages'].replace('--', '–')}" if "pages" in f else "") if x)
+        entry = f"{authors} ({f.get('year', 'n.d.')}). *{f.get('title', match.group(1))}*."
+        entry += f" {venue}" + (f", {extra}" if extra else "") + "." if venue else ""
+        lines.append(((surname.lower(), f.get("year", "")), f"- {entry}"))
+    return "# Bibliography\n\n" + "\n".join(line for _, line in sorted(lines)) + "\n"
+
+
 def chapter_title(nb: dict, fallback: str) -> str:
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
@@ -195,6 +226,9 @@ def write_edition(target: Path = EDITION, *, fast: bool | None = None, stop_afte
     paths = sorted(book.rglob("*.ipynb"))
     sources = {path.relative_to(book).as_posix(): json.loads(path.read_text()) for path in paths}
     labels = label_index(sources)
+    for page in book.rglob("*.md"):  # the bibliography: a list, as the site's directive renders it
+        if "```{bibliography}" in page.read_text():
+            page.write_text(bibliography_markdown(ROOT / "book" / "references.bib"))
     executed = _full_build() if not fast else None  # the site's numbers fit the full edition only
     written = []
     for path in paths:
