@@ -361,7 +361,7 @@ _MOVE_JS = """async ([el, audit, limit]) => {
                 problems.push(`slider ${name} cannot reach ${v} (it stays at ${input.value}: the step overshoots)`);
             }
             const readout = input.tagName === 'SELECT' ? null : input.nextElementSibling;
-            if (readout && /^-?\\d+\\.\\d{6,}/.test(readout.textContent.trim())) {
+            if (readout && /^-?\\d+\\.0*[1-9]\\d{5,}/.test(readout.textContent.trim())) {  // 6+ significant digits
                 problems.push(`slider ${name} reads ${readout.textContent.trim()} (a raw position or log, not a value)`);
             }
             const after = svg();
