@@ -62,7 +62,8 @@ def test_the_edition_turns_glue_into_inline_expressions_and_citations_into_text(
     assert "{bibliography}" not in page and page.count("\n- ") == len(cites)
     assert "Zonghao Huang, Rui Hu, Yuanxiong Guo, Eric Chan-Tin and Yanmin Gong (2019)" in page
     assert lab.lab_markdown("see {cite}`huang2019` and {glue:text}`eps:.2f`.", cites) == (
-        f"see {cites['huang2019']} and {{eval}}`glued(\"eps\", \".2f\")`.")
+        "see [Huang et al., 2019] and {eval}`glued(\"eps\", \".2f\")`.")
+    assert lab.lab_markdown("{cite}`canonne2020,balle2020`", cites) == "[Balle et al., 2020, Canonne et al., 2020]"
 
 
 def test_glued_formats_like_the_sites_glue_role():

@@ -10,7 +10,8 @@ script writes a *JupyterLab edition* of the book into ``_build/lab/`` and opens 
   cell *below* its text is not in the kernel yet when the text renders; for those the edition
   carries the value ``make book`` computed (``site=``), taken from its executed notebook when
   that build was in full mode (the edition's) and the chapter's code has not changed since;
-* ``{cite}`key``` becomes the author–year text the site shows, from ``book/references.bib``;
+* ``{cite}`key``` becomes the author–year text the site shows ("[Huang et al., 2019]"), from
+  ``book/references.bib``;
 * a reference to a block of another chapter (``{prf:ref}`privacy-def-dp```) becomes a link to
   that chapter's notebook (jupyterlab-myst resolves references within one notebook only).
 
@@ -141,9 +142,9 @@ def lab_markdown(source: str, cites: dict[str, str], labels: dict[str, tuple[str
             args.append(f"site={json.dumps(site[name], ensure_ascii=False)}")
         return "{eval}`glued(%s)`" % ", ".join(args)
 
-    def cite(match):
+    def cite(match):  # as the site's author-year style shows it: [Balle et al., 2020, Canonne et al., 2020]
         keys = [k.strip() for k in match.group(1).split(",")]
-        return "; ".join(cites.get(k, k) for k in keys)
+        return "[" + ", ".join(sorted(re.sub(r" \((.+)\)$", r", \1", cites.get(k, k)) for k in keys)) + "]"
 
     def ref(match):
         text, label = (match.group(2), match.group(3)) if match.group(3) else (None, match.group(4))
