@@ -200,6 +200,23 @@ def test_no_display_equation_is_wider_than_its_column(visits):
     _each_page(visits, check)
 
 
+def test_every_chart_fits_its_column_at_a_readable_size(visits):
+    """At 1280 px no chart runs past the text column (the theme cuts it off there), and none is
+    shrunk below 80 % of its size to fit (side-by-side panels that wide should be stacked)."""
+
+    def check(rel, page):
+        out = page.evaluate("""() => { const column = document.querySelector('article.bd-article') || document.querySelector('main');
+            const right = column.getBoundingClientRect().right;
+            return [...document.querySelectorAll('.dpadmm-vega svg')].map((svg, i) => {
+                const box = svg.getBoundingClientRect(), size = svg.width.baseVal.value;
+                return {i, over: box.right - right, scale: size ? box.width / size : 1, size};
+            }).filter(c => c.over > 1 || c.scale < 0.8); }""")
+        return [f"chart {c['i']} ({c['size']:.0f} px): " + (f"runs {c['over']:.0f} px past the column" if c["over"] > 1
+                else f"shrunk to {100 * c['scale']:.0f} % to fit the column") for c in out]
+
+    _each_page(visits, check)
+
+
 _TEXT_JS = """() => {
     const root = (document.querySelector('main') || document.body).cloneNode(true);
     root.querySelectorAll('pre, code, script, style, .highlight, mjx-container, .MathJax').forEach(e => e.remove());
@@ -324,6 +341,20 @@ _AUDIT_JS = """(el) => {
     if (pale) problems.push(`${pale} legend swatch(es) too pale to match a line (a spread band's?)`);
     el.querySelectorAll('svg .role-axis-title text, svg .role-legend-title text, svg .role-title-text text').forEach(t => {
         if (/[_^$\\\\]/.test(t.textContent)) problems.push(`title shows raw TeX: ${JSON.stringify(t.textContent)}`);
+    });
+    // tick labels that touch read as one number ("0.000.05"); Vega hides the ones it drops (opacity 0)
+    el.querySelectorAll('svg .role-axis-label').forEach(axis => {
+        const boxes = [...axis.querySelectorAll('text')]
+            .filter(t => t.textContent.trim() && parseFloat(t.getAttribute('opacity') ?? '1') > 0)
+            .map(t => [t.textContent, t.getBoundingClientRect()]);
+        for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+            const [a, r] = boxes[i], [b, q] = boxes[j];
+            const row = Math.abs((r.top + r.bottom) - (q.top + q.bottom)) < 2;  // labels side by side (an x axis)
+            if (row && Math.min(r.right, q.right) - Math.max(r.left, q.left) > -1) {  // closer than 1 px
+                problems.push(`axis labels ${JSON.stringify(a)} and ${JSON.stringify(b)} overlap`);
+                return;
+            }
+        }
     });
     return problems;
 }"""
