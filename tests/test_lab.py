@@ -172,6 +172,10 @@ def test_live_panel_redraws_offline_in_jupyterlab(lab_server, browser, notebook,
                 assert any(r.changed for r in picked), f"{notebook.name}: panel {i}: no drop-down changed the chart"
             redraws += moved + picked
         assert not page.offhost, f"{notebook.name}: requests to other hosts: {page.offhost[:5]}"
+        raw = page.page.evaluate("() => [...document.querySelectorAll('.dpadmm-vega-lab svg .role-axis-title text, "
+                                 ".dpadmm-vega-lab svg .role-legend-title text, .dpadmm-vega-lab svg .role-title-text text')]"
+                                 ".map(t => t.textContent).filter(t => /[_^$\\\\]/.test(t))")
+        assert not raw, f"{notebook.name}: chart titles show raw TeX (use dl.viz.typeset): {raw[:5]}"
         errors = page.undefined_references()
         assert not errors, f"{notebook.name}: console errors: {errors[:5]}"
         with capsys.disabled():
