@@ -741,13 +741,15 @@ def make_agents(problem: Problem, owner) -> Agents:
         raise ValueError("every agent must hold at least one sample")
     order = np.argsort(owner, kind="stable")
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    slot = np.arange(problem.n) - np.repeat(starts, sizes)  # position of each sorted sample in its block
     m_max = int(sizes.max())
-    X = np.zeros((n_agents, m_max, problem.d))
-    y = np.zeros((n_agents, m_max))
-    mask = np.zeros((n_agents, m_max), bool)
-    agent = owner[order]
-    X[agent, slot] = problem.X[order]
-    y[agent, slot] = problem.y[order]
-    mask[agent, slot] = True
-    return Agents(problem, X, y, mask, sizes)
+    # row of each sample in the flat (N·m_max) stack: its agent's block, in its order within the agent
+    row = np.empty(problem.n, dtype=np.intp)
+    row[order] = np.arange(problem.n) - np.repeat(starts, sizes) + np.repeat(np.arange(n_agents) * m_max, sizes)
+    X = np.zeros((n_agents * m_max, problem.d))
+    X[row] = problem.X  # one scatter, no sorted copy of the data (a fresh 33 MB on Adult costs ~30 ms here)
+    y = np.zeros(n_agents * m_max)
+    y[row] = problem.y
+    mask = np.zeros(n_agents * m_max, bool)
+    mask[row] = True
+    return Agents(problem, X.reshape(n_agents, m_max, problem.d), y.reshape(n_agents, m_max),
+                  mask.reshape(n_agents, m_max), sizes)
