@@ -408,7 +408,10 @@ def live(
     limits = dict(RANGES)
     for name, bounds in (ranges or {}).items():
         check.choice("a key of ranges", name, tuple(RANGES))
-        lo, hi = (float(b) for b in bounds)
+        try:
+            lo, hi = (float(b) for b in bounds)
+        except (TypeError, ValueError):
+            lo = hi = math.nan  # refused just below, with the parameter named
         if not lo < hi or (name in ("epsilon", "delta", "rho") and lo <= 0):
             raise ValueError(f"ranges[{name!r}] must be (min, max) with min < max (and min > 0 on a log slider), "
                              f"got {bounds!r}")

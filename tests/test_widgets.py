@@ -66,7 +66,8 @@ def test_a_panel_can_narrow_or_widen_a_standard_range():
     assert (c["epsilon"].slider.min, c["epsilon"].slider.max) == pytest.approx((-1, 1))
     assert len(widgets.epsilon_values(0.1, 10)) == 41
     assert widgets.RANGES["iterations"] == (1, 500)  # the standard ranges are untouched
-    for bad in ({"iterations": (200, 1)}, {"rho": (0.0, 1.0)}, {"speed": (1, 2)}):
+    for bad in ({"iterations": (200, 1)}, {"rho": (0.0, 1.0)}, {"speed": (1, 2)}, {"iterations": 200},
+                {"iterations": (1, 2, 3)}):
         with pytest.raises(ValueError, match="ranges"):
             widgets.live(Counter(), iterations=30, rho=1.0, ranges=bad)
 
