@@ -368,12 +368,9 @@ class LocalSolver:
     def _gradient_squared(self, b, F, shift):
         return self.data.weights[:, None] * self.data.gradient(F) + shift[:, None] * F + b
 
-    def _direction(self, grad):
-        """``H grad`` for every agent: the lagged Newton inverse, improved by BFGS updates."""
-        return self._apply(grad)
-
     def _apply(self, v):
-        """``H v`` for every agent, ``H`` = the dense inverse plus the BFGS corrections not yet folded in."""
+        """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
+        folded into it (the Newton direction is ``H grad``)."""
         out = np.matmul(self._inverse, v[:, :, None])[:, :, 0]
         k = self._pending
         if k:
@@ -448,7 +445,7 @@ class LocalSolver:
                 self._inverse = np.linalg.inv(self._hessian + shift[:, None, None] * np.eye(d))
                 self._pending = 0
                 self._shift = shift.copy()
-            direction = self._direction(grad)
+            direction = self._apply(grad)
             decrease = np.einsum("ij,ij->i", grad, direction)
             t = np.ones(len(F))
             for _ in range(60):  # Armijo backtracking, per agent
