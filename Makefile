@@ -56,23 +56,23 @@ bench: $(LAB_STAMP) chromium
 # pyproject.toml) against each mutant of the functions below (sensitivities, noise scales, ledgers,
 # the papers' formulas, the noise mechanisms). Slow: about an hour on a busy 2-core machine.
 MUTATION_SCOPE := \
-  'dpadmm_lite.accounting.x_xu2020_sigma__mutmut_*' \
-  'dpadmm_lite.accounting.x_xu2020_epsilon__mutmut_*' \
-  'dpadmm_lite.accounting.x_huang2019_sigma__mutmut_*' \
-  'dpadmm_lite.accounting.x_huang2019_noise_multiplier__mutmut_*' \
-  'dpadmm_lite.accounting.x_huang2019_total_epsilon__mutmut_*' \
-  'dpadmm_lite.accounting.x_cyffers2023_centralized_rdp__mutmut_*' \
-  'dpadmm_lite.accounting.x_cyffers2023_federated_local_rdp__mutmut_*' \
-  'dpadmm_lite.accounting.x_cyffers2023_network_rdp__mutmut_*' \
-  'dpadmm_lite.accounting.x_liu2022_sadmm_sigma__mutmut_*' \
-  'dpadmm_lite.accounting.x_liu2022_vradmm_sigma__mutmut_*' \
-  'dpadmm_lite.accounting.x_zhang2017_dvp_jacobian__mutmut_*' \
-  'dpadmm_lite.accounting.x_zhang2017_dvp_zeta__mutmut_*' \
-  'dpadmm_lite.accounting.x_zhang2017_pvp_sensitivity__mutmut_*' \
-  'dpadmm_lite.accounting.x_zhang2017_pvp_zeta__mutmut_*' \
-  'dpadmm_lite.accounting.x_zhang2017_total_epsilon__mutmut_*' \
-  'dpadmm_lite.accounting.x__laplace_rdp__mutmut_*' \
-  'dpadmm_lite.accounting.x_classic_gaussian_sigma__mutmut_*' \
+  'dpadmm_lite.accounting._xu2020.x_xu2020_sigma__mutmut_*' \
+  'dpadmm_lite.accounting._xu2020.x_xu2020_epsilon__mutmut_*' \
+  'dpadmm_lite.accounting._huang2019.x_huang2019_sigma__mutmut_*' \
+  'dpadmm_lite.accounting._huang2019.x_huang2019_noise_multiplier__mutmut_*' \
+  'dpadmm_lite.accounting._huang2019.x_huang2019_total_epsilon__mutmut_*' \
+  'dpadmm_lite.accounting._cyffers2023.x_cyffers2023_centralized_rdp__mutmut_*' \
+  'dpadmm_lite.accounting._cyffers2023.x_cyffers2023_federated_local_rdp__mutmut_*' \
+  'dpadmm_lite.accounting._cyffers2023.x_cyffers2023_network_rdp__mutmut_*' \
+  'dpadmm_lite.accounting._liu2022.x_liu2022_sadmm_sigma__mutmut_*' \
+  'dpadmm_lite.accounting._liu2022.x_liu2022_vradmm_sigma__mutmut_*' \
+  'dpadmm_lite.accounting._zhang2017.x_zhang2017_dvp_jacobian__mutmut_*' \
+  'dpadmm_lite.accounting._zhang2017.x_zhang2017_dvp_zeta__mutmut_*' \
+  'dpadmm_lite.accounting._zhang2017.x_zhang2017_pvp_sensitivity__mutmut_*' \
+  'dpadmm_lite.accounting._zhang2017.x_zhang2017_pvp_zeta__mutmut_*' \
+  'dpadmm_lite.accounting._zhang2017.x_zhang2017_total_epsilon__mutmut_*' \
+  'dpadmm_lite.accounting._rdp.x__laplace_rdp__mutmut_*' \
+  'dpadmm_lite.accounting._gaussian.x_classic_gaussian_sigma__mutmut_*' \
   'dpadmm_lite.mechanisms.x_gaussian__mutmut_*' \
   'dpadmm_lite.mechanisms.x_l2_laplace__mutmut_*' \
   'dpadmm_lite.privacy.xǁPrivacyEventǁscaled__mutmut_*' \

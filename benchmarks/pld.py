@@ -4,7 +4,7 @@ Run with ``.venv/bin/python benchmarks/pld.py``. Prints, for every point of the 
 (z = σ/Δ ∈ {0.5, 1, 2, 5}, q ∈ {1, 0.1, 0.01}, K ∈ {1, 10, 100, 1000}, δ ∈ {1e-5, 1e-6}):
 
 1. ε from ``dpadmm_lite.accounting.gaussian_epsilon`` (the unified accountant: exact μ-GDP for
-   q = 1, the PLD accountant of ``dpadmm_lite._pld`` otherwise, never more than RDP), its
+   q = 1, the PLD accountant of ``dpadmm_lite.accounting._pld`` otherwise, never more than RDP), its
    relative difference to dp-accounting's PLD value at the finest discretisation we could afford
    (read from ``tests/data/pld_reference.json``), and the RDP value for comparison;
 2. the median time of one ε evaluation and of one calibration (``calibrate_noise`` for the ε

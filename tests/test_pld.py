@@ -1,4 +1,4 @@
-"""The privacy-loss-distribution accountant (dpadmm_lite._pld) against closed forms and dp-accounting.
+"""The privacy-loss-distribution accountant (dpadmm_lite.accounting._pld) against closed forms and dp-accounting.
 
 * **curves** — the exact hockey-stick curves of the dominating pairs (Gaussian, both directions
   of the Poisson-subsampled Gaussian, randomized response) against numerical integration and
@@ -34,8 +34,8 @@ from dp_accounting.pld import common as dp_common
 from dp_accounting.pld import privacy_loss_distribution as dp_pld
 from dp_accounting.pld import privacy_loss_mechanism as dp_plm
 
-from dpadmm_lite import _pld
 from dpadmm_lite import accounting as acc
+from dpadmm_lite.accounting import _bounds, _pld
 from dpadmm_lite.privacy import PrivacyEvent
 
 logging.getLogger("absl").setLevel(logging.ERROR)
@@ -220,10 +220,10 @@ def test_many_distinct_sampled_releases_are_grouped_pessimistically():
     zs = np.linspace(0.8, 3.0, 150)
     events = [PrivacyEvent("gaussian", 1.0, float(z), sampling_rate=0.05) for z in zs]
     grouped = acc.ledger_epsilon(events, 1e-5)
-    comp, _ = acc._reduce(events)
+    comp, _ = _bounds._reduce(events)
     exact = _pld.group(comp.full_inv_z2, comp.sampled, comp.laplace, max_pieces=1000)
     assert len(exact.sampled) == 150
-    ungrouped = _pld.epsilon(exact, 1e-5, upper=acc._window_hint(comp, 1e-5))
+    ungrouped = _pld.epsilon(exact, 1e-5, upper=_bounds._window_hint(comp, 1e-5))
     assert ungrouped <= grouped <= ungrouped * 1.01  # rounding noise down only costs, and little
     assert "grouped" in acc.ledger_guarantee(events, 1e-5).statement
 

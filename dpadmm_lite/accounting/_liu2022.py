@@ -1,0 +1,139 @@
+"""Liu et al. (2022), DP-SADMM and DP-VRADMM: the paper's own noise and ε (Theorems 1 and 2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from .. import _validate as check
+
+
+def liu2022_vradmm_sigma(epsilon: float, delta: float, *, lipschitz: float, n: int, epochs: int, inner: int, c2: float = 80.0) -> float:
+    """Noise σ of DP-VRADMM, Liu et al. (2022), Theorem 1: ``σ² = c₂ l² S m ln(1/δ)/(n² ε²)``.
+
+    S epochs of m inner iterations, l-Lipschitz components, n samples; the theorem requires
+    ``ε ≤ c₁Sm/n²``. The paper leaves the constant c₂ unspecified (Algorithm 1 calls it c₁).
+    Default ``c₂ = 80``: the value that the paper's own DP-SADMM argument (Theorem 2,
+    ``σ² = 20αTl²/(θεn²)`` with ``α ≈ ln(1/δ)/((1−θ)ε)``, θ = ½) gives for T = S·m noisy
+    minibatch steps. The ε reported for a run comes from the unified ledger, not from c₂.
+    """
+    epsilon = check.positive("epsilon", epsilon)
+    delta = check.open_unit("delta", delta)
+    l = check.positive("lipschitz", lipschitz)
+    n = check.count("n", n)
+    S = check.count("epochs", epochs)
+    m = check.count("inner", inner)
+    c2 = check.positive("c2", c2)
+    return math.sqrt(c2 * l * l * S * m * math.log(1 / delta) / (n * n * epsilon * epsilon))
+
+
+def liu2022_sadmm_sigma(epsilon: float, delta: float, *, iterations: int, n: int, lipschitz: float, theta: float = 0.5) -> float:
+    """Noise σ of DP-SADMM, Liu et al. (2022), Theorem 2 (Algorithm 2, line 1).
+
+    ``σ² = 20αTl²/(θεn²)`` with ``α = log(1/δ)/((1 − θ)ε) + 1``, θ ∈ (0, 1). Derivation:
+    Lemma 2 (subsampled Gaussian, rate ς = b/n, ``5ς²αΔ²/σ²``-RDP with Δ = 2l/b) composed over
+    T steps equals θε, then the classic conversion. Valid only under the conditions of
+    :func:`liu2022_sadmm_conditions`.
+    """
+    epsilon = check.positive("epsilon", epsilon)
+    delta = check.open_unit("delta", delta)
+    T = check.count("iterations", iterations)
+    n = check.count("n", n)
+    l = check.positive("lipschitz", lipschitz)
+    theta = check.open_unit("theta", theta)
+    alpha = math.log(1 / delta) / ((1 - theta) * epsilon) + 1
+    return math.sqrt(20 * alpha * T * l * l / (theta * epsilon * n * n))
+
+
+def liu2022_sadmm_side_conditions(epsilon: float, delta: float, *, iterations: int, n: int, batch_size: int,
+                                  theta: float = 0.5) -> dict:
+    """Both side conditions of Liu et al.'s Theorem 2, evaluated (numbers, not just a verdict).
+
+    Theorem 2 holds "if there exists θ ∈ (0, 1) such that ``α ≤ log(θεn³/(5αb³T + θεbn²))`` and
+    ``5αb²T/(θεn²) ≥ 1.5``", with ``α = log(1/δ)/((1 − θ)ε) + 1``. They come from Lemma 2
+    (Wang et al. 2019's subsampled-RDP bound, ``5ς²αΔ²/σ²`` for ``σ²/Δ² ≥ 1.5`` and
+    ``α ≤ log(1/(ς(1 + σ²/Δ²)))``, ς = b/n, Δ = 2l/b) at the σ of the theorem.
+
+    Since the right-hand side of the first condition is below ``log(n/b)`` and
+    ``α > log(1/δ)/ε + 1`` for every θ, the theorem cannot apply when
+    ``log(1/δ)/ε + 1 ≥ log(n/b)``: at the paper's δ = 5·10⁻⁴ and ε ≤ 1 that needs
+    ``n/b > e^{8.6} ≈ 5,400`` at ε = 1 and ``n/b > e^{153}`` at ε = 0.05 — none of its datasets.
+
+    Returns
+    -------
+    dict
+        ``alpha``, ``alpha_bound`` (the right-hand side of the first condition),
+        ``variance_ratio`` (``σ²/Δ² = 5αb²T/(θεn²)``), ``first``, ``second`` (bools) and ``holds``.
+    """
+    epsilon = check.positive("epsilon", epsilon)
+    delta = check.open_unit("delta", delta)
+    T = check.count("iterations", iterations)
+    n = check.count("n", n)
+    b = check.count("batch_size", batch_size)
+    if b > n:
+        raise ValueError(f"batch_size must be in [1, n = {n}], got {b}")
+    theta = check.open_unit("theta", theta)
+    alpha = math.log(1 / delta) / ((1 - theta) * epsilon) + 1
+    alpha_bound = math.log(theta * epsilon * n**3 / (5 * alpha * b**3 * T + theta * epsilon * b * n**2))
+    ratio = 5 * alpha * b**2 * T / (theta * epsilon * n**2)  # σ²/Δ² at Theorem 2's σ
+    first, second = alpha <= alpha_bound, ratio >= 1.5
+    return {"alpha": alpha, "alpha_bound": alpha_bound, "variance_ratio": ratio, "first": bool(first),
+            "second": bool(second), "holds": bool(first and second)}
+
+
+def liu2022_sadmm_conditions(epsilon: float, delta: float, *, iterations: int, n: int, batch_size: int,
+                             theta: float | None = 0.5) -> bool:
+    """Whether Liu et al.'s Theorem 2 applies: ``α ≤ log(θεn³/(5αb³T + θεbn²))`` and ``5αb²T/(θεn²) ≥ 1.5``.
+
+    ``theta=None`` asks the theorem's own question, "does some θ ∈ (0, 1) satisfy both?"
+    (searched on a grid of 999 values). See :func:`liu2022_sadmm_side_conditions` for the numbers.
+    """
+    thetas = np.linspace(0.001, 0.999, 999) if theta is None else [theta]
+    return any(liu2022_sadmm_side_conditions(epsilon, delta, iterations=iterations, n=n, batch_size=batch_size,
+                                             theta=float(t))["holds"] for t in thetas)
+
+
+def liu2022_sadmm_epsilon(sigma: float, delta: float, *, iterations: int, n: int, lipschitz: float,
+                          theta: float | None = None) -> float:
+    """Theorem 2 read backwards: the ε that Liu et al.'s DP-SADMM guarantee claims for noise σ.
+
+    ``σ² = 20αTl²/(θεn²)`` with ``α = log(1/δ)/((1 − θ)ε) + 1`` is, for ``K = σ²n²/(20Tl²)``, the
+    quadratic ``Kθ(1 − θ)ε² − (1 − θ)ε − log(1/δ) = 0``, whose positive root is the claimed ε;
+    ``theta=None`` takes the best θ ∈ (0, 1) (what the theorem allows). The claim stands only
+    where :func:`liu2022_sadmm_conditions` holds.
+    """
+    sigma = check.positive("sigma", sigma)
+    delta = check.open_unit("delta", delta)
+    T = check.count("iterations", iterations)
+    n = check.count("n", n)
+    l = check.positive("lipschitz", lipschitz)
+    K = sigma**2 * n**2 / (20 * T * l**2)
+    L = math.log(1 / delta)
+
+    def eps(th):
+        a = K * th * (1 - th)
+        return ((1 - th) + math.sqrt((1 - th) ** 2 + 4 * a * L)) / (2 * a)
+
+    if theta is not None:
+        return eps(check.open_unit("theta", theta))
+    best = optimize.minimize_scalar(eps, bounds=(1e-6, 1 - 1e-6), method="bounded", options={"xatol": 1e-10})
+    return float(min(best.fun, eps(0.5)))
+
+
+def liu2022_vradmm_epsilon(sigma: float, delta: float, *, lipschitz: float, n: int, epochs: int, inner: int,
+                           c2: float = 80.0) -> float:
+    """Theorem 1 read backwards: ``ε = l√(c₂ S m ln(1/δ))/(nσ)`` — with the assumed constant c₂.
+
+    The paper gives no value for c₂ (nor for c₁ of the condition ``ε ≤ c₁Sm/n²``), so this is
+    the claim only up to that unknown constant; see :func:`liu2022_vradmm_sigma`.
+    """
+    sigma = check.positive("sigma", sigma)
+    delta = check.open_unit("delta", delta)
+    l = check.positive("lipschitz", lipschitz)
+    n = check.count("n", n)
+    S = check.count("epochs", epochs)
+    m = check.count("inner", inner)
+    c2 = check.positive("c2", c2)
+    return l * math.sqrt(c2 * S * m * math.log(1 / delta)) / (n * sigma)
