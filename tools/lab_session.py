@@ -295,10 +295,10 @@ def live_notebooks(root: Path = ROOT) -> list[Path]:
     """The TOC notebooks whose code has a live panel (``dl.widgets.live(`` or ``widgets.live(``)."""
     import json
 
-    import build_book
+    from bookbuild.toc import toc_notebooks
 
     out = []
-    for path in build_book.toc_notebooks(root):
+    for path in toc_notebooks(root):
         code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
         if re.search(r"\bwidgets\.live\(", code):
             out.append(path)

@@ -1,0 +1,110 @@
+"""Build the book: execute every notebook with papermill, then run Jupyter Book on the result.
+
+One execution engine for the tests and the published site: the notebooks listed in
+``_toc.yml`` are executed by papermill (``FAST=True`` for the test suite, ``FAST=False`` for the
+published book) into a staging copy of the book, and Jupyter Book builds the site from that
+copy with execution switched off and warnings as errors. The site's JavaScript (Vega, MathJax)
+is copied from Python packages into ``site_static/vendor`` of the staging copy (served as
+``_static/vendor``), so the site needs no other host.
+
+    python tools/build_book.py --mode full                      # what `make book` runs: _build/html
+    python tools/build_book.py --mode fast --out _build/test    # what the test suite runs
+
+A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site); ``out`` is
+``_build`` by default. The test suite builds into ``_build/test`` so that ``make test`` never
+overwrites the full book ``make book`` built in ``_build/html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .site import build_site
+from .stage import CELL_TIMEOUT, NotebookRun, execute_notebook, execution_stage, results_dir, stage_sources
+from .toc import BUILD, HTML, ROOT, STAGE, toc_notebooks
+
+
+@dataclass
+class BuildResult:
+    mode: str
+    notebooks: list[NotebookRun] = field(default_factory=list)
+    site_ok: bool = False
+    site_log: str = ""
+    seconds: float = 0.0
+    stage: Path = STAGE  # executed sources of this build
+    html: Path = HTML    # the site this build wrote
+
+    @property
+    def ok(self) -> bool:
+        return self.site_ok and all(n.ok for n in self.notebooks)
+
+
+def build(mode: str, *, jobs: int = 2, out: Path | None = None) -> BuildResult:
+    """Execute every notebook of the TOC with papermill in ``mode`` and build ``<out>/html``.
+
+    ``out`` defaults to ``_build`` (the published book, ``_build/html``); the test suite passes
+    ``TEST_OUT``.
+    """
+    if mode not in CELL_TIMEOUT:
+        raise ValueError(f"mode must be one of {sorted(CELL_TIMEOUT)}, got {mode!r}")
+    os.environ.setdefault("DPADMM_CACHE", str(BUILD / "cache" / mode))
+    out = Path(out) if out is not None else BUILD
+    results = results_dir(out)
+    shutil.rmtree(results, ignore_errors=True)
+    results.mkdir(parents=True)
+    previous_results = os.environ.get("DPADMM_RESULTS_DIR")
+    os.environ["DPADMM_RESULTS_DIR"] = str(results)  # inherited by the workers and their kernels
+    start = time.perf_counter()
+    result = BuildResult(mode, stage=out / "stage", html=out / "html")
+    notebooks = toc_notebooks()
+    stages = [execution_stage(nb) for nb in notebooks]
+    stage_sources(result.stage)
+    targets = [result.stage / nb.relative_to(ROOT) for nb in notebooks]
+    runs: dict[int, NotebookRun] = {}
+    try:
+        with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for stage in sorted(set(stages)):
+                batch = [i for i, s in enumerate(stages) if s == stage]
+                done = pool.map(execute_notebook, [notebooks[i] for i in batch], [targets[i] for i in batch],
+                                [mode] * len(batch))
+                runs.update(zip(batch, done))
+    finally:
+        if previous_results is None:
+            os.environ.pop("DPADMM_RESULTS_DIR", None)
+        else:
+            os.environ["DPADMM_RESULTS_DIR"] = previous_results
+    result.notebooks = [runs[i] for i in range(len(notebooks))]
+    for run in result.notebooks:
+        print(f"[{'ok' if run.ok else 'FAILED'}] {run.path} ({run.seconds:.1f} s) {run.error}", flush=True)
+    if all(n.ok for n in result.notebooks):
+        result.site_ok, result.site_log = build_site(mode, result.stage, result.html)
+    else:
+        result.site_log = "site not built: a notebook failed"
+    result.seconds = time.perf_counter() - start
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "last-build.json").write_text(json.dumps({
+        "mode": mode, "ok": result.ok, "seconds": round(result.seconds, 1),
+        "notebooks": [n.__dict__ for n in result.notebooks],
+    }, indent=1))
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=sorted(CELL_TIMEOUT), default="full")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    parser.add_argument("--out", type=Path, default=BUILD, help="build into OUT/stage and OUT/html (default _build)")
+    args = parser.parse_args(argv)
+    result = build(args.mode, jobs=args.jobs, out=args.out)
+    if not result.site_ok:
+        print(result.site_log[-20000:])
+    print(f"{'built' if result.ok else 'FAILED'}: {len(result.notebooks)} notebooks, {result.seconds:.0f} s"
+          + (f" → {result.html}" if result.ok else ""))
+    return 0 if result.ok else 1

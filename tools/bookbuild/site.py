@@ -1,0 +1,25 @@
+"""Jupyter Book on an executed staging copy: the static site, with warnings as errors."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .toc import HTML, ROOT, STAGE
+
+
+def build_site(mode: str, stage: Path = STAGE, html: Path = HTML) -> tuple[bool, str]:
+    """Jupyter Book on the staged, executed sources into ``html``; warnings are errors."""
+    if html.exists():
+        shutil.rmtree(html)
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--path-output", str(stage),
+           "--warningiserror", "--nitpick", "--keep-going", "--all"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    log = proc.stdout + proc.stderr
+    built = stage / "_build" / "html"
+    if proc.returncode == 0 and built.exists():
+        shutil.copytree(built, html)
+        return True, log
+    return False, log

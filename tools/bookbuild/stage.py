@@ -1,0 +1,143 @@
+"""The staging copy of the book, and its execution with papermill.
+
+A build copies the book's sources into a staging directory (with the site's own JavaScript and
+the generated part of the instructor page), then papermill executes every notebook of
+``_toc.yml`` into that copy (``FAST=True`` for the test suite, ``FAST=False`` for the published
+book) and makes each executed notebook fit for the static site.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .instructor import write_instructor_notes
+from .toc import BUILD, ROOT, STAGE
+
+#: Seconds a single cell may run before the kernel is stopped (a hung widget fails fast).
+CELL_TIMEOUT = {"fast": 180, "full": 600}
+#: Output type of an ipywidget view (live panels, tqdm.auto progress bars).
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: Seconds the kernel may take to start.
+KERNEL_START_TIMEOUT = 60
+
+
+def results_dir(out: Path = BUILD) -> Path:
+    """Where the notebooks of the build into ``out`` write their results (claim records):
+    ``DPADMM_RESULTS_DIR`` of that build, emptied when it starts, so the test build
+    (``TEST_OUT``) and the published one (``BUILD``) never mix."""
+    return Path(out) / "results"
+
+
+def execution_stage(path: Path) -> int:
+    """When a notebook runs: ``metadata.dpadmm.execution_stage`` (default 0). Every notebook of a
+    stage starts after all notebooks of lower stages have finished (the reproducibility table
+    reads the claim records the chapters wrote)."""
+    stage = json.loads(path.read_text()).get("metadata", {}).get("dpadmm", {}).get("execution_stage", 0)
+    if isinstance(stage, bool) or not isinstance(stage, int) or stage < 0:
+        raise ValueError(f"{path.name}: metadata.dpadmm.execution_stage must be an integer ≥ 0, got {stage!r}")
+    return stage
+
+
+@dataclass
+class NotebookRun:
+    """What happened to one notebook."""
+
+    path: str
+    ok: bool
+    seconds: float
+    error: str = ""
+
+
+def execute_notebook(source: Path, target: Path, mode: str) -> NotebookRun:
+    """Run one notebook with papermill (``FAST`` set by the mode) into ``target``."""
+    import papermill
+
+    start = time.perf_counter()
+    rel = source.relative_to(ROOT).as_posix()
+    try:
+        papermill.execute_notebook(
+            str(source),
+            str(target),
+            parameters={"FAST": mode == "fast"},
+            cwd=str(source.parent),
+            kernel_name="python3",
+            execution_timeout=CELL_TIMEOUT[mode],
+            start_timeout=KERNEL_START_TIMEOUT,
+            progress_bar=False,
+            request_save_on_cell_execute=False,
+        )
+        _prepare_for_site(target)
+        return NotebookRun(rel, True, time.perf_counter() - start)
+    except Exception as exc:  # the report names the notebook, the cell and the error
+        return NotebookRun(rel, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"[-4000:])
+
+
+def _prepare_for_site(path: Path) -> None:
+    """Make an executed notebook fit for the static site.
+
+    * Drop saved ipywidget state and every widget output (live panels, tqdm bars): they need a
+      kernel, and without the state MyST-NB does not pull widget JavaScript from a CDN. A chart
+      keeps its output: it carries the Vega-Lite spec next to its JupyterLab chart widget, and
+      only the widget view is dropped (the site draws the spec).
+    * Hide the ``parameters`` cell and papermill's injected one: run settings, not content.
+    """
+    nb = json.loads(path.read_text())
+    nb.get("metadata", {}).pop("widgets", None)
+    for cell in nb["cells"]:
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
+            tags.append("remove-cell")
+        if "outputs" in cell:
+            cell["outputs"] = [_without_widget(o) for o in cell["outputs"]]
+            cell["outputs"] = [o for o in cell["outputs"] if o is not None]
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+
+
+def _without_widget(output: dict) -> dict | None:
+    """An output without its widget view: ``None`` if nothing but the widget (and its text) is left."""
+    data = output.get("data", {})
+    if WIDGET_MIME not in data:
+        return output
+    rest = {k: v for k, v in data.items() if k not in (WIDGET_MIME, "text/plain")}
+    if not rest:  # a live panel, a progress bar: nothing the site can show
+        return None
+    return {**output, "data": {k: v for k, v in data.items() if k != WIDGET_MIME}}
+
+
+def stage_sources(stage: Path = STAGE) -> None:
+    """Copy the book's sources into the staging directory (fresh each build)."""
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(ROOT / name, stage / name)
+    shutil.copytree(ROOT / "book", stage / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(ROOT / "site_static", stage / "site_static")
+    vendor_javascript(stage / "site_static" / "vendor")
+    write_instructor_notes(stage)  # generated from the staged chapters
+
+
+def vendor_javascript(target: Path) -> None:
+    """Put Vega (+Vega-Lite, vega-embed) and MathJax into the site's own static files."""
+    import altair
+    import mathjax
+    import vl_convert
+
+    target.mkdir(parents=True, exist_ok=True)
+    vl_version = "v" + ".".join(altair.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    bundle = vl_convert.javascript_bundle(
+        "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;", vl_version=vl_version
+    )
+    # An IIFE keeps the bundle's top-level names out of the page's global scope.
+    (target / "vega-bundle.js").write_text(f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n(function () {{\n{bundle}\n}})();\n")
+    es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    mj = target / "mathjax"
+    mj.mkdir(exist_ok=True)
+    shutil.copy2(es5 / "tex-chtml-full.js", mj / "tex-chtml-full.js")
+    shutil.copytree(es5 / "output" / "chtml" / "fonts", mj / "output" / "chtml" / "fonts", dirs_exist_ok=True)
+    # Slider readouts that show grid values: one file for the site and the JupyterLab chart widget.
+    shutil.copy2(ROOT / "dpadmm_lite" / "viz" / "js" / "readouts.js", target / "dpadmm-readouts.js")
