@@ -1,9 +1,12 @@
-"""The layout shows the design: the build tools import in one direction.
+"""The layout shows the design: the build tools and the library import in one direction.
 
 * ``tools/``: the build package ``tools/bookbuild/`` and the scripts beside it import each other
   without a cycle, the package never imports its command-line scripts, and no module is over
   :data:`MAX_LINES` lines (issue 21: ``build_book.py`` and ``build_student.py`` imported each
   other, and ``build_student.py`` held three jobs in 819 lines).
+* ``dpadmm_lite/``: with every module counted as the top-level part it belongs to (a subpackage
+  such as ``viz`` or a module such as ``_book``), the parts import each other without a cycle;
+  above all ``viz`` never imports ``_book``, the notebook glue that sits on top of it.
 
 The imports are read from the source (every ``import`` statement, also inside functions), not by
 importing the modules.
@@ -16,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
+LIBRARY = ROOT / "dpadmm_lite"
 #: The longest a module of the build tools may be.
 MAX_LINES = 400
 
@@ -87,6 +91,27 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for succ in graph.get(todo.pop(), ()):
+            if succ not in seen:
+                seen.add(succ)
+                todo.append(succ)
+    return seen
+
+
+def by_part(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph of the top-level parts of a package: ``dpadmm_lite.viz._theme`` counts as ``dpadmm_lite.viz``."""
+    def part(name):
+        return ".".join(name.split(".")[:2])
+
+    parts: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        parts.setdefault(part(name), set()).update(part(t) for t in targets if part(t) != part(name))
+    return parts
+
+
 # ====================================================================== the build tools
 def tools_graph(tools: Path = TOOLS) -> dict[str, set[str]]:
     return import_graph(tools, sorted(tools.rglob("*.py")))
@@ -111,3 +136,27 @@ def test_no_build_tool_module_is_over_400_lines():
     assert "tools/bookbuild/student.py" in sizes
     too_long = {name: n for name, n in sizes.items() if n > MAX_LINES}
     assert not too_long, f"modules over {MAX_LINES} lines (split them by what they do): {too_long}"
+
+
+# ====================================================================== the library
+def library_graph(library: Path = LIBRARY) -> dict[str, set[str]]:
+    return import_graph(library.parent, sorted(library.rglob("*.py")))
+
+
+def test_viz_never_imports_the_notebook_glue():
+    graph = library_graph()
+    viz = [name for name in graph if name == "dpadmm_lite.viz" or name.startswith("dpadmm_lite.viz.")]
+    assert "dpadmm_lite.viz._theme" in viz and "dpadmm_lite._outputs" in graph["dpadmm_lite.viz._theme"]
+    assert "dpadmm_lite.viz" in reachable(graph, "dpadmm_lite._book"), "_book uses viz: the arrow runs down"
+    for name in viz:
+        assert "dpadmm_lite._book" not in reachable(graph, name), (
+            f"{name} imports dpadmm_lite._book (directly or through another module): the arrow runs back up; "
+            "move what viz needs below it (dpadmm_lite/_outputs.py or viz itself)")
+
+
+def test_the_library_parts_import_in_one_direction():
+    parts = by_part(library_graph())
+    assert {"dpadmm_lite.viz", "dpadmm_lite._book", "dpadmm_lite.algorithms", "dpadmm_lite.accounting"} <= set(parts)
+    assert "dpadmm_lite.accounting" in parts["dpadmm_lite.algorithms"]
+    cycle = find_cycle(parts)
+    assert cycle is None, "the library imports in a circle: " + " -> ".join(cycle)

@@ -1,8 +1,12 @@
-"""The book's chart theme: one place for fonts, sizes and colours."""
+"""The book's chart theme: one place for fonts, sizes and colours, and the renderer that writes
+each chart into the notebook."""
 
 from __future__ import annotations
 
 import altair as alt
+
+from .._outputs import VEGALITE_MIMES, WIDGET_MIME, capture_glue
+from ._widget import VegaChart, in_kernel
 
 #: Colour-blind-safe categorical palette (Okabe–Ito), used for algorithms across chapters.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -29,12 +33,26 @@ def use_book_theme() -> None:
 
     The renderer writes each chart's Vega-Lite spec into the notebook output, so the published
     book can draw it with the Vega bundle it serves itself, and inside a kernel a chart widget
-    that JupyterLab draws offline (see :mod:`dpadmm_lite._book`).
+    that JupyterLab draws offline (:func:`chart_renderer`; the site's side is :mod:`dpadmm_lite._book`).
     """
-    from .._book import capture_glue, chart_renderer
-
     capture_glue()  # glued numbers for the JupyterLab edition (make lab)
     alt.renderers.register("dpadmm", chart_renderer)
     alt.renderers.enable("dpadmm")
     alt.theme.enable("dpadmm")
     alt.data_transformers.disable_max_rows()
+
+
+def chart_renderer(spec: dict, **metadata) -> dict:
+    """Altair renderer: the Vega-Lite spec as its own mime type, plus a chart widget in a kernel.
+
+    JupyterLab shows the widget, drawn with the Vega bundle the kernel ships (JupyterLab 4 has no
+    Vega-Lite v6 renderer); the book build drops the widget and keeps the spec, which the site
+    draws (:class:`dpadmm_lite._book.VegaLiteRenderer`). No HTML fallback: Altair's would load
+    Vega from a CDN.
+    """
+    bundle = {VEGALITE_MIMES[0]: spec, "text/plain": "<Altair chart>"}
+    if in_kernel():
+        view = VegaChart(spec)._repr_mimebundle_()
+        view = view[0] if isinstance(view, tuple) else view
+        bundle[WIDGET_MIME] = view[WIDGET_MIME]
+    return bundle
