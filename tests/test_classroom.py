@@ -391,3 +391,23 @@ def test_handout_notebooks_have_no_outputs_and_run_fast(student_build):
         params = [c for c in code if "parameters" in c["metadata"].get("tags", [])]
         assert len(params) == 1 and "FAST = True" in build_student._source(params[0]), path.name
     assert not (student_build.notebooks / "instructor.md").exists()
+
+
+def test_edition_blocks_show_each_edition_its_own_text():
+    from bookbuild.solutions import student_text
+
+    text = "a\n% edition: book\nfolded solutions\n% edition: student\n% ask your instructor\n% edition: end\nb\n"
+    assert student_text(text) == "a\nask your instructor\nb\n"
+    assert build_student.strip_markdown(text)[0] == "a\nask your instructor\nb\n"
+    with pytest.raises(ValueError, match="without its"):
+        student_text("% edition: book\nx\n")
+    with pytest.raises(ValueError, match="must be a % comment"):
+        student_text("% edition: student\nnot a comment\n% edition: end\n")
+
+
+def test_student_landing_page_speaks_of_the_student_edition(fast_build, student_build):
+    main = _page_text(fast_build.html / "book" / "intro.html")
+    student = _page_text(student_build.html / "book" / "intro.html")
+    assert "folded away right after" in main and "instructor notes" in main
+    assert "folded" not in student and "instructor notes" not in student
+    assert "This is the student edition" in student and "This is the student edition" not in main

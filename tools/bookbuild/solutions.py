@@ -3,6 +3,18 @@
 Every ``{solution}`` directive, sphinx-exercise's gated ``{solution-start}`` … ``{solution-end}``
 form and any cell tagged ``solution`` is removed (not folded), and so are the hidden glue values
 that only solutions quote.
+
+Text that differs between the editions is marked with MyST comment lines, which every renderer
+(Sphinx, jupyterlab-myst) skips::
+
+    % edition: book
+    Solutions are folded away right after each exercise.
+    % edition: student
+    % Ask your instructor for the solutions.
+    % edition: end
+
+The book and the JupyterLab edition show the ``book`` lines as they are (the student lines are
+comments); the student edition drops the ``book`` lines and uncomments the ``student`` ones.
 """
 
 from __future__ import annotations
@@ -27,6 +39,33 @@ class Solution:
     text: str
 
 
+_EDITION = re.compile(r"^%\s*edition:\s*(book|student|end)\s*$")
+
+
+def student_text(text: str) -> str:
+    """``text`` as the student edition shows it: ``book`` blocks dropped, ``student`` blocks
+    uncommented (module docstring). A block left open, or a ``student`` line that is not a
+    comment, is an error: the edition must not show the wrong text silently."""
+    if "edition:" not in text:
+        return text
+    kept, block = [], None
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        marker = _EDITION.match(line.rstrip("\n"))
+        if marker:
+            block = None if marker[1] == "end" else marker[1]
+            continue
+        if block == "book":
+            continue
+        if block == "student":
+            if not line.startswith("%"):
+                raise ValueError(f"line {number}: a line of an 'edition: student' block must be a % comment")
+            line = line[2:] if line.startswith("% ") else line[1:]
+        kept.append(line)
+    if block is not None:
+        raise ValueError(f"an 'edition: {block}' block without its '% edition: end'")
+    return "".join(kept)
+
+
 def _strip_lines(text: str, gated: list[str] | None) -> tuple[str, list[tuple[str, str]], list[str] | None]:
     """Remove the solutions of one markdown text.
 
@@ -34,6 +73,7 @@ def _strip_lines(text: str, gated: list[str] | None) -> tuple[str, list[tuple[st
     carried over from earlier cells, as ``[target, removed text…]``, or ``None``.
     Returns the kept text, the removed ``(target, text)`` pairs and the gated state after it.
     """
+    text = student_text(text)
     lines = text.splitlines(keepends=True)
     drop = [False] * len(lines)
     removed: list[tuple[str, str]] = []
