@@ -20,7 +20,7 @@ Who reads it:
 * ``tests/test_classroom.py``: every check function has an entry; the reference is accepted (a
   truthy :class:`~dpadmm_lite.exercises.Feedback`, "✓ …"); every wrong answer is rejected with a
   message containing ``<words>`` and a hint; no message contains a line of the solution's code.
-* ``tools/build_student.py``: the instructor page lists, per exercise, the messages the checks give
+* ``tools/bookbuild/instructor.py``: the instructor page lists, per exercise, the messages the checks give
   for these wrong answers ("common mistakes the checks detect").
 
 A chapter that adds a check module adds its entries here (``tests/test_classroom.py`` fails until it does).
