@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import time
@@ -26,6 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .progress import Progress, previous_seconds
 from .site import build_site
 from .stage import CELL_TIMEOUT, NotebookRun, execute_notebook, execution_stage, results_dir, stage_sources
 from .toc import BUILD, HTML, ROOT, STAGE, toc_notebooks
@@ -67,22 +69,40 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None) -> BuildResult:
     stages = [execution_stage(nb) for nb in notebooks]
     stage_sources(result.stage)
     targets = [result.stage / nb.relative_to(ROOT) for nb in notebooks]
+    paths = [nb.relative_to(ROOT).as_posix() for nb in notebooks]
+    logs = [out / "logs" / f"{nb.stem}.log" for nb in notebooks]
+    for log in logs:
+        log.unlink(missing_ok=True)
+    expected = previous_seconds(out, mode)
     runs: dict[int, NotebookRun] = {}
+    manager = multiprocessing.Manager()
+    reports = manager.Queue()
+    progress = Progress(paths, expected, jobs)
+    print(f"executing {len(notebooks)} notebooks ({mode} mode, {jobs} at a time); the kernels' messages go to "
+          f"{out / 'logs'}", flush=True)
+    reader = progress.follow(reports)
     try:
         with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
             for stage in sorted(set(stages)):
-                batch = [i for i, s in enumerate(stages) if s == stage]
+                # the longest notebooks first (by the last build's times), so none starts last and runs alone
+                batch = sorted((i for i, s in enumerate(stages) if s == stage),
+                               key=lambda i: -expected.get(paths[i], 0.0))
                 done = pool.map(execute_notebook, [notebooks[i] for i in batch], [targets[i] for i in batch],
-                                [mode] * len(batch))
+                                [mode] * len(batch), [reports] * len(batch), [logs[i] for i in batch])
                 runs.update(zip(batch, done))
     finally:
+        reports.put(None)
+        reader.join(timeout=5)
+        manager.shutdown()
         if previous_results is None:
             os.environ.pop("DPADMM_RESULTS_DIR", None)
         else:
             os.environ["DPADMM_RESULTS_DIR"] = previous_results
     result.notebooks = [runs[i] for i in range(len(notebooks))]
-    for run in result.notebooks:
+    for run, log in zip(result.notebooks, logs):
         print(f"[{'ok' if run.ok else 'FAILED'}] {run.path} ({run.seconds:.1f} s) {run.error}", flush=True)
+        if not run.ok and log.exists():
+            print(f"  the kernel's messages: {log}", flush=True)
     if all(n.ok for n in result.notebooks):
         result.site_ok, result.site_log = build_site(mode, result.stage, result.html)
     else:

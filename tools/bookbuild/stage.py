@@ -8,8 +8,11 @@ book) and makes each executed notebook fit for the static site.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,28 +55,63 @@ class NotebookRun:
     error: str = ""
 
 
-def execute_notebook(source: Path, target: Path, mode: str) -> NotebookRun:
-    """Run one notebook with papermill (``FAST`` set by the mode) into ``target``."""
+def execute_notebook(source: Path, target: Path, mode: str, progress=None, log: Path | None = None) -> NotebookRun:
+    """Run one notebook with papermill (``FAST`` set by the mode) into ``target``.
+
+    ``progress``: a queue that receives ``(path, "start")``, ``(path, "cell", done, total)`` and
+    ``(path, "end", ok)`` (:mod:`.progress`). ``log``: a file that takes the kernel's own
+    messages (its warnings on stderr) instead of the terminal.
+    """
     import papermill
+
+    from .progress import ENGINE
 
     start = time.perf_counter()
     rel = source.relative_to(ROOT).as_posix()
+    if progress is not None:
+        progress.put((rel, "start"))
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(target),
-            parameters={"FAST": mode == "fast"},
-            cwd=str(source.parent),
-            kernel_name="python3",
-            execution_timeout=CELL_TIMEOUT[mode],
-            start_timeout=KERNEL_START_TIMEOUT,
-            progress_bar=False,
-            request_save_on_cell_execute=False,
-        )
+        with _stderr_to(log):
+            papermill.execute_notebook(
+                str(source),
+                str(target),
+                parameters={"FAST": mode == "fast"},
+                cwd=str(source.parent),
+                kernel_name="python3",
+                execution_timeout=CELL_TIMEOUT[mode],
+                start_timeout=KERNEL_START_TIMEOUT,
+                progress_bar=False,
+                request_save_on_cell_execute=False,
+                engine_name=ENGINE,
+                progress=progress,
+                progress_name=rel,
+            )
         _prepare_for_site(target)
-        return NotebookRun(rel, True, time.perf_counter() - start)
+        run = NotebookRun(rel, True, time.perf_counter() - start)
     except Exception as exc:  # the report names the notebook, the cell and the error
-        return NotebookRun(rel, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"[-4000:])
+        run = NotebookRun(rel, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"[-4000:])
+    if progress is not None:
+        progress.put((rel, "end", run.ok))
+    return run
+
+
+@contextlib.contextmanager
+def _stderr_to(log: Path | None):
+    """Send this process's stderr (file descriptor 2, inherited by the kernel it starts) to ``log``."""
+    if log is None:
+        yield
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log, "ab") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _prepare_for_site(path: Path) -> None:
