@@ -4,6 +4,8 @@ the book's chart renderer / MyST-NB plugin."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import altair as alt
 import numpy as np
@@ -14,24 +16,32 @@ import vl_convert
 import dpadmm_lite as dl
 from dpadmm_lite import _book
 
-CALLS = []
+#: File the task notes its calls in (set per test): a list it appended to would be a value the
+#: task reads, so part of the sweep's cache key, and every call would change the key.
+CALLS_LOG: Path | None = None
 
 
 def _task(epsilon, rho, seed):
-    CALLS.append((epsilon, rho, seed))
+    if CALLS_LOG is not None:
+        with open(CALLS_LOG, "a") as log:
+            log.write(f"{epsilon} {rho} {seed}\n")
     return [{"iteration": k, "gap": 1.0 / (k * epsilon * rho) + seed} for k in (1, 2)]
+
+
+def _calls() -> int:
+    return len(CALLS_LOG.read_text().splitlines()) if CALLS_LOG.exists() else 0
 
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path))
-    CALLS.clear()
-    return tmp_path
+    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys.modules[__name__], "CALLS_LOG", tmp_path / "calls.log")
+    return tmp_path / "cache"
 
 
 def test_grid_runs_every_setting_and_seed_into_a_tidy_frame(cache):
     frame = dl.sweep.grid(_task, {"epsilon": [0.1, 1.0], "rho": [1.0, 2.0, 4.0]}, seeds=(0, 1), name="t", progress=False)
-    assert len(CALLS) == 2 * 3 * 2
+    assert _calls() == 2 * 3 * 2
     assert len(frame) == 2 * 3 * 2 * 2
     assert set(frame.columns) == {"iteration", "gap", "epsilon", "rho", "seed"}
     row = frame[(frame.epsilon == 0.1) & (frame.rho == 2.0) & (frame.seed == 1) & (frame.iteration == 2)]
@@ -41,10 +51,10 @@ def test_grid_runs_every_setting_and_seed_into_a_tidy_frame(cache):
 def test_grid_reuses_its_cache_and_reruns_when_the_grid_changes(cache):
     first = dl.sweep.grid(_task, {"epsilon": [0.1], "rho": [1.0]}, name="t", progress=False)
     again = dl.sweep.grid(_task, {"epsilon": [0.1], "rho": [1.0]}, name="t", progress=False)
-    assert len(CALLS) == 1
+    assert _calls() == 1
     pd.testing.assert_frame_equal(first, again)
     dl.sweep.grid(_task, {"epsilon": [0.2], "rho": [1.0]}, name="t", progress=False)
-    assert len(CALLS) == 2
+    assert _calls() == 2
     assert len(list(cache.glob("t-*.parquet"))) == 2
 
 
@@ -188,3 +198,25 @@ def test_book_renderer_puts_the_spec_in_the_output_and_the_plugin_draws_it():
 def test_chart_html_cannot_be_broken_out_of_by_data():
     html = _book.chart_html({"data": {"values": [{"s": "</script><script>alert(1)</script>"}]}})
     assert html.count("</script>") == 1
+
+
+def test_drop_downs_that_do_not_all_combine_become_one_of_the_combinations_the_grid_has():
+    rows = [{"task": task, "algorithm": alg, "epsilon": e, "utility": u}
+            for task, algs in {"lasso": ["a", "b"], "logistic": ["a", "b", "c"]}.items()
+            for alg in algs for e, u in ((0.1, 1.0), (1.0, 0.5))]
+    spec = dl.viz.sweep_chart(pd.DataFrame(rows), x="epsilon", y="utility", selects=["task", "algorithm"],
+                              defaults={"task": "lasso", "algorithm": "b"}).to_dict()
+    binds = [p for p in spec["params"] if "bind" in p]
+    assert len(binds) == 1, "one drop-down of the combinations, not two that can pick lasso · c"
+    assert binds[0]["bind"]["options"] == ["lasso · a", "lasso · b", "logistic · a", "logistic · b", "logistic · c"]
+    assert binds[0]["value"] == "lasso · b"
+    full = [dict(r, task=t) for r in rows if r["task"] == "logistic" for t in ("lasso", "logistic")]
+    spec = dl.viz.sweep_chart(pd.DataFrame(full), x="epsilon", y="utility", selects=["task", "algorithm"]).to_dict()
+    assert len([p for p in spec["params"] if "bind" in p]) == 2  # every pair exists: two drop-downs
+
+
+def test_a_slider_position_without_rows_for_some_choice_is_refused():
+    rows = [{"task": t, "epsilon": e, "rho": r, "utility": 1.0} for t in ("a", "b") for e in (0.1, 1.0)
+            for r in (0.1, 1.0) if not (t == "b" and e == 1.0)]
+    with pytest.raises(ValueError, match="epsilon = \\[1.0\\].*'task': 'b'"):
+        dl.viz.sweep_chart(pd.DataFrame(rows), x="rho", y="utility", sliders=["epsilon"], selects=["task"])

@@ -77,6 +77,12 @@ def sweep_chart(
     titles.update({c: axis_title(c) for c in [x, y, color, *sliders, *selects] if c and c not in titles})
     defaults = dict(defaults or {})
     data = frame.copy()
+    # A log axis never includes zero: rows it cannot draw are left out (as convergence() does).
+    for column, is_log in ((x, log_x), (y, log_y)):
+        if is_log:
+            data = data[np.isfinite(data[column].astype(float)) & (data[column].astype(float) > 0)]
+    data, selects = _joint_selects(data, list(selects), titles, defaults)
+    _check_complete(data, sliders, selects)
     params, filters, captions = [], [], []
 
     for column in sliders:
@@ -112,11 +118,7 @@ def sweep_chart(
         filters.append(f"datum[{column!r}] == {name}")
         captions.append(f"{label!r} + ' = ' + {name}")
 
-    # A log axis never includes zero: rows it cannot draw are left out (as convergence() does),
-    # and a band's lower edge is clipped to the smallest value the line itself draws.
-    for column, is_log in ((x, log_x), (y, log_y)):
-        if is_log:
-            data = data[np.isfinite(data[column].astype(float)) & (data[column].astype(float) > 0)]
+    # A band's lower edge on a log axis is clipped to the smallest value the line itself draws.
     if band and log_y and len(data):
         floor = float(data[y].min())
         data = data.assign(**{band[0]: data[band[0]].where(data[band[0]] > 0, floor)})
@@ -147,6 +149,34 @@ def sweep_chart(
     if title:
         chart = chart.properties(title=typeset(title) if isinstance(title, str) else title)
     return chart
+
+
+def _joint_selects(data: pd.DataFrame, selects: list[str], titles: dict, defaults: dict):
+    """Drop-downs whose choices do not all combine (an algorithm that does not play a task) become
+    one drop-down of the combinations the grid has, so that no choice empties the chart."""
+    if len(selects) < 2:
+        return data, selects
+    present = data[selects].drop_duplicates()
+    if len(present) == int(np.prod([data[c].nunique() for c in selects])):
+        return data, selects
+    joint = " · ".join(selects)
+    data = data.assign(**{joint: data[selects].astype(str).agg(" · ".join, axis=1)})
+    titles[joint] = " · ".join(titles.get(c, c) for c in selects)
+    if all(c in defaults for c in selects):
+        defaults[joint] = " · ".join(str(defaults.pop(c)) for c in selects)
+    return data, [joint]
+
+
+def _check_complete(data: pd.DataFrame, sliders: Sequence[str], selects: Sequence[str]) -> None:
+    """Every slider position must draw something for every drop-down choice (else a move empties the chart)."""
+    for column in sliders:
+        grid = set(pd.unique(data[column].astype(float)))
+        for choice, rows in (data.groupby(list(selects)) if selects else [((), data)]):
+            missing = grid - set(pd.unique(rows[column].astype(float)))
+            if missing:
+                raise ValueError(f"sliders[{column!r}]: no rows at {column} = {sorted(float(v) for v in missing)} for "
+                                 f"{dict(zip(selects, choice if isinstance(choice, tuple) else (choice,)))}: "
+                                 "that slider position would show an empty chart")
 
 
 def _grid_index(values: np.ndarray, start, column: str) -> int:
