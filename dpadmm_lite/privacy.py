@@ -10,12 +10,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from . import _validate as check
 
-__all__ = ["MECHANISMS", "PrivacyEvent", "PrivacyGuarantee", "NO_PRIVACY"]
+__all__ = ["MECHANISMS", "NEIGHBOURS", "PrivacyEvent", "PrivacyGuarantee", "NO_PRIVACY"]
 
 #: The noise families the accountant understands.
 MECHANISMS = ("gaussian", "laplace_l2")
+#: The neighbouring relations a release's sensitivity can refer to (:attr:`PrivacyEvent.neighbours`).
+NEIGHBOURS = ("add_remove", "replace_one")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,17 @@ class PrivacyEvent:
         every release touches the whole dataset.
     note
         What was released, in words (``"x-update gradient"``, ``"agent broadcast"``).
+    neighbours
+        Which neighbouring datasets ``sensitivity`` refers to. ``"add_remove"`` (the default):
+        ``sensitivity`` bounds how far adding or removing one record moves the release, and a
+        sampled release is analysed as Poisson sampling with add/remove neighbours (DP-SGD's
+        convention). ``"replace_one"``: ``sensitivity`` is the per-record bound ``C`` — every
+        record's contribution to the release has ℓ2-norm at most ``C``, so replacing one record
+        moves the release by at most ``2C`` — and a sampled release is analysed with the exact
+        replace-one pair of the Poisson-subsampled mechanism (``q·N(+C, σ²) + (1 − q)·N(0, σ²)``
+        against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``), which is tighter than recording the same
+        release as add/remove with sensitivity ``2C``. Unsampled, a ``"replace_one"`` release is
+        a release with sensitivity ``2C``.
     """
 
     mechanism: str
@@ -46,9 +61,11 @@ class PrivacyEvent:
     count: int = 1
     sampling_rate: float = 1.0
     note: str = ""
+    neighbours: str = "add_remove"
 
     def __post_init__(self):
         check.choice("mechanism", self.mechanism, MECHANISMS)
+        check.choice("neighbours", self.neighbours, NEIGHBOURS)
         check.positive("sensitivity", self.sensitivity)
         check.positive("noise", self.noise)
         check.count("count", self.count)
@@ -66,7 +83,8 @@ class PrivacyEvent:
 
     @property
     def noise_multiplier(self) -> float:
-        """σ / Δ for Gaussian events (the scale-free noise the accountant needs)."""
+        """σ / Δ for Gaussian events (the scale-free noise the accountant needs; σ/C for
+        ``neighbours="replace_one"``)."""
         if self.mechanism != "gaussian":
             raise ValueError("noise_multiplier is defined for Gaussian events only")
         return self.noise / self.sensitivity
@@ -79,16 +97,50 @@ class PrivacyGuarantee:
     ``source`` names the accountant or theorem (``"Xu et al. 2020, Thm 1"``,
     ``"unified accountant: PLD"``); ``statement`` is the guarantee in words, e.g. the paper's
     per-iteration claim when the paper gives no end-to-end number.
+
+    ``covered`` is False when something the run used reads the private data outside the ledger
+    (a step size or graph computed from the training rows, the paper's ``c_w = ‖w*‖``, an
+    objective-perturbation solve that stopped short of its certified tolerance): no guarantee
+    covers such a run, so its ε is ∞ and ``reason`` says why (:meth:`not_covered`). A guarantee
+    that is not covered cannot carry a finite ε.
     """
 
     epsilon: float
     delta: float
     source: str
     statement: str = ""
+    covered: bool = True
+    reason: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.covered, (bool, np.bool_)):
+            raise TypeError(f"covered must be True or False, got {self.covered!r}")
+        if not self.covered:
+            if not math.isinf(self.epsilon):
+                raise ValueError(f"epsilon must be ∞ for a guarantee that is not covered (covered=False), got "
+                                 f"{self.epsilon!r}: a run no guarantee covers cannot report a finite ε")
+            if not self.reason:
+                raise ValueError("reason must say why a guarantee is not covered (covered=False)")
+
+    def not_covered(self, reason: str) -> "PrivacyGuarantee":
+        """This guarantee voided because ``reason`` (something outside the ledger reads the private data).
+
+        ε becomes ∞; the statement keeps what the ledger alone would have given, for reading, not
+        as a guarantee. Voiding twice joins the reasons.
+        """
+        if not reason:
+            raise ValueError("reason must say why the guarantee is not covered")
+        if not self.covered:
+            return replace(self, reason=f"{self.reason}; {reason}")
+        ledger = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.4g}"
+        statement = (f"NOT COVERED: {reason}. The ledger alone would give ε = {ledger} ({self.source}), but no "
+                     "guarantee covers what the ledger does not record.")
+        return replace(self, epsilon=math.inf, statement=statement, covered=False, reason=reason)
 
     def __str__(self) -> str:
         eps = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.4g}"
-        return f"(ε={eps}, δ={self.delta:.1e}) — {self.source}"
+        text = f"(ε={eps}, δ={self.delta:.1e}) — {self.source}"
+        return text if self.covered else f"{text} — NOT COVERED: {self.reason}"
 
 
 NO_PRIVACY = PrivacyGuarantee(math.inf, 0.0, "no noise: not private")

@@ -53,6 +53,12 @@ class Problem:
     """A regularised empirical-risk problem with its ADMM splitting.
 
     Build one with :func:`lasso`, :func:`logistic` or :func:`graph_guided_fused_lasso`.
+
+    Everything but the training rows ``X, y`` is public: λ, ``A``, the test split and the
+    declared ``feature_bound``. ``data_dependence`` says what, if anything, was nevertheless
+    computed from the training rows (``""``: nothing) — e.g. the fused-lasso graph of
+    :func:`graph_guided_fused_lasso` without a public ``W``. No ledger records that, so every
+    private run on such a problem reports its privacy as *not covered* (ε = ∞, the reason given).
     """
 
     X: np.ndarray
@@ -65,6 +71,7 @@ class Problem:
     y_test: np.ndarray | None = None
     name: str = ""
     feature_bound: float = 1.0
+    data_dependence: str = ""
     _optimum: Optimum | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -76,6 +83,9 @@ class Problem:
             raise ValueError("X must have at least one row")
         self.lam = check.nonnegative("lam", self.lam)
         self.feature_bound = check.positive("feature_bound", self.feature_bound)
+        if not isinstance(self.data_dependence, str):
+            raise TypeError(f"data_dependence must be a string (what was read from the training rows, '' for "
+                            f"nothing), got {self.data_dependence!r}")
         check.choice("loss", self.loss, LOSSES)
         check.choice("regularizer", self.regularizer, REGULARIZERS)
         if self.loss == "logistic" and not np.all(np.isin(self.y, (-1.0, 1.0))):
@@ -287,9 +297,12 @@ class Problem:
         return self._optimum
 
     def with_data(self, X, y) -> "Problem":
-        """The same problem (loss, regulariser, λ, A, test split) on other training data."""
+        """The same problem (loss, regulariser, λ, A, test split, ``data_dependence``) on other training data.
+
+        ``A`` is kept as it is: a graph estimated from the original rows stays marked as read from
+        private data (``data_dependence``), whatever rows it is now paired with."""
         return Problem(X, y, self.lam, self.loss, self.regularizer, self.A, self.X_test, self.y_test, self.name,
-                       self.feature_bound)
+                       self.feature_bound, self.data_dependence)
 
 
 #: Margins formed at once when many models are evaluated (a run's T iterates on n records): a
@@ -339,7 +352,7 @@ def logistic(X, y, lam: float, penalty: str = "l2", *, X_test=None, y_test=None,
                    name=f"logistic-{penalty}", feature_bound=feature_bound)
 
 
-def graph_guided_fused_lasso(X, y, lam: float, *, W=None, graph_threshold: float = 0.0,
+def graph_guided_fused_lasso(X, y, lam: float, *, W=None, public_features=None, graph_threshold: float = 0.0,
                              sparsity: float = 0.1, graph_matrix: str = "incidence", X_test=None,
                              y_test=None, feature_bound: float = 1.0) -> Problem:
     """Graph-guided fused lasso with logistic loss: ``f(x) + λ‖Ax‖₁``, ``A = [W; I]``.
@@ -360,18 +373,53 @@ def graph_guided_fused_lasso(X, y, lam: float, *, W=None, graph_threshold: float
     * ``graph_matrix="pattern"`` is the literal reading: W is the 0/1 ``d × d`` adjacency of the
       graph, so ``‖Wx‖₁ = Σ_i |Σ_{j ~ i} x_j|``.
 
-    Pass ``W`` (any ``(rows, d)`` matrix) to use your own graph. The feature graph of the same
-    ``X`` is cached, so rebuilding the problem (e.g. for a new λ) is cheap.
+    **Where the graph comes from.** A enters every update and γ of the private algorithms, so it
+    must not depend on the records they protect: one replaced training row can add or remove
+    edges. Pass ``W`` (any ``(rows, d)`` matrix, e.g. from domain knowledge) or
+    ``public_features`` (the features of a *public* sample of the same kind, never the training
+    rows: the graph is estimated there). With neither, the graph is estimated from the training
+    rows ``X``, as the papers do; the problem then says so in ``data_dependence`` and every
+    private run on it reports its privacy as not covered (ε = ∞). The feature graph of the same
+    features is cached, so rebuilding the problem (e.g. for a new λ) is cheap.
     """
     X = check.finite_array("X", X, ndim=2)
+    A, dependence = fused_constraint(X, W=W, public_features=public_features, sparsity=sparsity,
+                                     threshold=graph_threshold, form=graph_matrix)
+    return Problem(X, y, check.positive("lam", lam), "logistic", "fused", A=A, X_test=X_test, y_test=y_test,
+                   name="graph-guided fused lasso", feature_bound=feature_bound, data_dependence=dependence)
+
+
+#: ``Problem.data_dependence`` of a fused-lasso problem whose graph was estimated from its training rows.
+GRAPH_FROM_TRAINING_ROWS = ("the fused-lasso graph W (A = [W; I]) was estimated from the private training rows; "
+                            "pass W or public_features to build it from public data")
+
+
+def fused_constraint(X, *, W=None, public_features=None, sparsity: float = 0.1, threshold: float = 0.0,
+                     form: str = "incidence") -> tuple[np.ndarray, str]:
+    """``A = [W; I]`` of the graph-guided fused lasso on the features of ``X``, and its data dependence.
+
+    ``W`` given: used as it is (public). ``public_features`` given (a public sample with the same
+    columns as ``X``): W is :func:`feature_graph` of it. Neither: W is the feature graph of the
+    training rows ``X`` themselves, and the second value is :data:`GRAPH_FROM_TRAINING_ROWS`
+    (``""`` otherwise), for ``Problem.data_dependence``.
+    """
+    if W is not None and public_features is not None:
+        raise ValueError("W and public_features must not both be given: W is the graph, public_features the public "
+                         "sample to estimate it from")
+    dependence = ""
     if W is None:
-        W = feature_graph(X, sparsity=sparsity, threshold=graph_threshold, form=graph_matrix)
+        if public_features is None:
+            source, dependence = X, GRAPH_FROM_TRAINING_ROWS
+        else:
+            source = check.finite_array("public_features", public_features, ndim=2)
+            if source.shape[1] != X.shape[1]:
+                raise ValueError(f"public_features must have {X.shape[1]} columns (one per feature), got shape "
+                                 f"{source.shape}")
+        W = feature_graph(source, sparsity=sparsity, threshold=threshold, form=form)
     W = check.finite_array("W", W, ndim=2)
     if W.shape[1] != X.shape[1]:
         raise ValueError(f"W must have {X.shape[1]} columns (one per feature), got shape {W.shape}")
-    A = np.vstack([W, np.eye(X.shape[1])])
-    return Problem(X, y, check.positive("lam", lam), "logistic", "fused", A=A, X_test=X_test, y_test=y_test,
-                   name="graph-guided fused lasso", feature_bound=feature_bound)
+    return np.vstack([W, np.eye(X.shape[1])]), dependence
 
 
 _GRAPH_CACHE: dict = {}

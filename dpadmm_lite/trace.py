@@ -45,11 +45,17 @@ class Trace:
     ledger
         Every noisy release, for the unified accountant.
     privacy_paper, privacy
-        The guarantee as the paper states it, and under the unified accountant.
+        The guarantee as the paper states it, and under the unified accountant. ``privacy`` is
+        *not covered* (``privacy.covered`` False, ε = ∞, ``privacy.reason`` says why) when
+        something the run used reads the private data outside the ledger: a problem whose graph
+        was estimated from the training rows (``problem.data_dependence``), or an option that
+        reads them (Huang's ``c_w="optimum"``, an objective-perturbation solve that stopped short).
     wall_time
         Seconds spent inside the algorithm (set by :func:`dpadmm_lite.run`).
     params
-        The settings of the run (ε, δ, ρ, iterations, seed and options).
+        The settings of the run (ε, δ, ρ, iterations, seed and options), with every step size,
+        penalty, clipping bound and constraint matrix it used. Together with ``noise`` and
+        ``ledger`` these are what must not depend on one record (``tests/test_record_swap.py``).
     metrics
         Further per-iteration series an algorithm defines (``"augmented_objective"``,
         ``"test_error"``, …).
@@ -121,6 +127,7 @@ def from_iterates(
     privacy_paper: PrivacyGuarantee | None = None,
     metrics: dict | None = None,
     params: dict | None = None,
+    not_covered: str | None = None,
 ) -> Trace:
     """Evaluate stacked iterates into a :class:`Trace` in one vectorised pass.
 
@@ -139,6 +146,10 @@ def from_iterates(
         accountant's (ε, δ) for it at ``delta``.
     privacy_paper
         The guarantee as the paper states it (defaults to the accountant's when not given).
+    not_covered
+        Why no guarantee covers this run although it drew noise (an option that read the private
+        data); ``privacy`` is then :meth:`~dpadmm_lite.privacy.PrivacyGuarantee.not_covered`. A
+        problem with a non-empty ``data_dependence`` voids the guarantee of every noisy run too.
     """
     iterates = np.asarray(iterates, dtype=float)
     if iterates.ndim != 2 or iterates.shape[1] != problem.d:
@@ -150,6 +161,9 @@ def from_iterates(
         if delta is None:
             raise ValueError("delta must be given with a non-empty ledger")
         privacy = ledger_guarantee(ledger, delta)
+        for reason in (getattr(problem, "data_dependence", ""), not_covered):
+            if reason:
+                privacy = privacy.not_covered(reason)
     else:
         privacy = NO_PRIVACY
     return Trace(

@@ -410,3 +410,24 @@ def test_many_models_are_evaluated_in_blocks_with_the_same_values(clf_data, monk
     assert np.array_equal(accuracy, [[np.mean(np.where(X[:50] @ w >= 0, 1, -1) == y[:50]) for w in stack]
                                      for stack in models])
     assert np.isclose(p.data_loss(models[0, 5]), direct[0, 5], rtol=1e-12)  # one model: a scalar
+
+
+def test_the_fused_graph_is_public_or_marked():
+    """W given or estimated on public features: a public A; estimated from the training rows: marked."""
+    X, y, _ = datasets.make_classification(120, 6, seed=4)
+    public = datasets.make_classification(300, 6, seed=5)[0]
+    rows = problems.graph_guided_fused_lasso(X, y, 0.1)
+    assert rows.data_dependence == problems.GRAPH_FROM_TRAINING_ROWS
+    np.testing.assert_array_equal(rows.A[:-6], problems.feature_graph(X))
+    from_public = problems.graph_guided_fused_lasso(X, y, 0.1, public_features=public)
+    assert from_public.data_dependence == ""
+    np.testing.assert_array_equal(from_public.A, np.vstack([problems.feature_graph(public), np.eye(6)]))
+    given = problems.graph_guided_fused_lasso(X, y, 0.1, W=np.array([[1.0, -1, 0, 0, 0, 0]]))
+    assert given.data_dependence == "" and given.A.shape == (7, 6)
+    assert rows.with_data(0.5 * X, y).data_dependence == rows.data_dependence  # the graph still came from X
+    with pytest.raises(ValueError, match="W and public_features"):
+        problems.graph_guided_fused_lasso(X, y, 0.1, W=given.A[:1], public_features=public)
+    with pytest.raises(ValueError, match="public_features must have 6 columns"):
+        problems.graph_guided_fused_lasso(X, y, 0.1, public_features=public[:, :4])
+    with pytest.raises(TypeError, match="data_dependence"):
+        problems.Problem(X, y, 0.1, "logistic", "l2", data_dependence=None)
