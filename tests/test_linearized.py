@@ -215,9 +215,17 @@ def test_default_step_is_public_and_sensitivity_ignores_the_data(fused):
     wide = fused.with_data(3.0 * fused.X, fused.y)
     with pytest.raises(ValueError, match="feature_bound"):
         dl.run("dp_admm", wide, epsilon=1.0, delta=1e-3, rho=1.0, iterations=5, seed=0)
-    clipped = dl.run("dp_admm", wide, epsilon=1.0, delta=1e-3, rho=1.0, iterations=5, seed=0, clip=1.0)
+    # clipping bounds the gradients but not the smoothness: on rows beyond the bound no public step exists …
+    for name in ("dp_admm", "dp_acc_admm"):
+        with pytest.raises(ValueError, match="eta must be given"):
+            dl.run(name, wide, epsilon=1.0, delta=1e-3, rho=1.0, iterations=5, seed=0, clip=1.0)
+    # … so the caller gives one, used as given (Lemma 5's check can only refuse it)
+    clipped = dl.run("dp_admm", wide, epsilon=1.0, delta=1e-3, rho=1.0, iterations=5, seed=0, clip=1.0, eta=0.5)
     assert clipped.ledger[0].sensitivity == pytest.approx(2 * 1.0 / fused.n)  # c = clip on any data
+    assert clipped.params["eta"] == 0.5 and clipped.params["gamma"] == pytest.approx(0.5 * wide.norm_AtA + 1)
     assert dl.run("admm_linearized", wide, rho=1.0, iterations=5).params["eta"] == pytest.approx(1 / wide.smoothness)
+    with pytest.raises(ValueError, match="1/L_f"):  # without noise the tight, data-read Lemma 5 bound is checked
+        dl.run("admm_linearized", fused, rho=1.0, iterations=5, eta=1.01 / fused.smoothness)
 
 
 @pytest.mark.parametrize("accelerated", [False, True])

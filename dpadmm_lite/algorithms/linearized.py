@@ -34,12 +34,18 @@ then shows what that noise truly spends (``Trace.privacy``) next to the paper's 
 **Public constants only.** The per-example gradient bound ``c`` is ``problem.lipschitz``, which
 comes from the declared public bound ``problem.feature_bound`` on a record's norm (never from a
 maximum over the data); a private run on rows beyond it is refused (``ValueError`` naming
-``feature_bound``) unless the gradients are clipped (``clip=C``, then ``c = C``). The default step
-``η = 1/L`` uses the public smoothness bound ``problem.public_smoothness`` (``feature_bound²/4`` for
-the logistic loss), not ``L_f = ‖XᵀX‖₂/4n`` read from the data: a step chosen from the data would
-leak through every iterate. (When the rows exceed ``feature_bound`` — possible only without
-privacy, or with clipping — the default falls back to the larger, data-read ``L_f`` so that
-``η ≤ 1/L_f`` still holds; pass ``eta`` for a fully public choice.)
+``feature_bound``) unless the gradients are clipped (``clip=C``, then ``c = C``). The step of a
+private run never reads the data either: the default ``η = 1/L`` uses the public smoothness bound
+``L = problem.public_smoothness`` (``feature_bound²/4`` for the logistic loss), not
+``L_f = ‖XᵀX‖₂/4n``, and a given ``eta`` is the caller's (checked against Lemma 5's ``1/L_f``,
+which can refuse it but never changes it) — a step chosen from the data would leak through every
+iterate (one replaced row of norm 50 among 240 moved the old data-read
+default from 4 to 0.38, with the same σ and the same reported ε). ``L`` bounds ``L_f`` only when
+the rows respect ``feature_bound``; clipping the gradients does not make the loss smoother (the
+clipped per-example gradient map is as Lipschitz as the unclipped one, ``‖a_j‖²/4``), so a
+clipped private run on rows beyond the bound has no public smoothness bound and is refused unless
+``eta`` is given (``ValueError`` naming ``eta``). A non-private run may read the data: its default
+is ``1/max(L, L_f)``.
 
 Where this module departs from the paper, and why (each is said again in the docstrings):
 
@@ -88,23 +94,31 @@ RESTART_FACTOR = 0.999
 
 
 # ---------------------------------------------------------------------- settings
-def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float | None = None) -> tuple[float, float]:
+def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float | None = None,
+                  private: bool = False, name: str = "dp_admm") -> tuple[float, float]:
     """Check (or choose) the step size η and the proximal weight γ of the linearized x-update.
 
     Parameters
     ----------
     problem
-        The :class:`~dpadmm_lite.problems.Problem`; its smoothness and ``‖AᵀA‖₂`` are used.
+        The :class:`~dpadmm_lite.problems.Problem`; its smoothness bound and ``‖AᵀA‖₂`` are used.
     rho
         ADMM penalty ρ > 0.
     eta
-        Step size, ``0 < η ≤ 1/L_f`` (Lemma 5 of Xu et al. needs ``η ≤ 1/L_f``). Default ``1/L``
-        with the *public* smoothness bound ``L = problem.public_smoothness ≥ L_f`` (see
-        :func:`default_smoothness`), so that no private run picks its step from the data.
+        Step size, ``0 < η ≤ 1/L_f`` (Lemma 5 of Xu et al.; a given η is the caller's public choice,
+        and the check against ``L_f`` can only refuse it). Default: for a private run
+        (``private=True``) ``1/L`` with the *public* bound ``L = problem.public_smoothness ≥ L_f``,
+        never read from the data; for a non-private run ``1/max(L, L_f)``
+        (see :func:`default_smoothness`).
     gamma
         Proximal weight, ``γ ≥ γ_min = ηρ‖AᵀA‖₂ + 1`` (Sec. IV-A, so that ``G = γI − ηρAᵀA ⪰ I``).
         Default ``γ_min``. The paper's experiments state ``γ = 1`` (Sec. V-B), which is below
         ``γ_min`` for every η > 0; we keep the condition the analysis needs.
+    private
+        Whether the run draws noise: then η and γ come from public numbers only (``A`` is part of
+        the problem, public unless ``problem.data_dependence`` says otherwise).
+    name
+        The algorithm, for the messages.
 
     Returns
     -------
@@ -112,11 +126,11 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
         The x-update moves by ``η/γ`` times the (noisy) gradient of the augmented Lagrangian.
     """
     rho = check.positive("rho", rho)
-    eta_max = 1.0 / problem.smoothness
     if eta is None:
-        eta = 1.0 / default_smoothness(problem)
-    else:
+        eta = 1.0 / default_smoothness(problem, private=private, name=name)
+    else:  # the caller's step, public; Lemma 5 is checked, which reads the data only to refuse, never to choose
         eta = check.positive("eta", eta)
+        eta_max = 1.0 / problem.smoothness
         if eta > eta_max * (1 + 1e-12):
             raise ValueError(f"eta must be in (0, 1/L_f = {eta_max:.6g}] (Xu et al., Lemma 5), got {eta!r}")
     gamma_min = eta * rho * problem.norm_AtA + 1.0
@@ -131,17 +145,29 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     return eta, gamma
 
 
-def default_smoothness(problem) -> float:
-    """The smoothness ``L`` behind the default step ``η = 1/L``: public whenever it can be.
+def default_smoothness(problem, *, private: bool = False, name: str = "dp_admm") -> float:
+    """The smoothness ``L`` behind the default step ``η = 1/L``.
 
-    ``problem.public_smoothness`` (``feature_bound²/4`` for the logistic loss, ``feature_bound²``
-    for the squared loss) bounds ``L_f = ‖XᵀX‖₂/(4n)`` for every dataset whose rows respect the
-    declared ``feature_bound`` — the only data a private run without clipping accepts — so it is
-    a step size chosen before seeing the data. On rows beyond the bound (non-private runs, or
-    clipped ones) it may be below ``L_f``; the larger, data-read ``L_f`` is then used so that
-    Lemma 5's ``η ≤ 1/L_f`` holds (pass ``eta`` to keep a clipped private run fully public).
+    Private runs: ``problem.public_smoothness`` (``feature_bound²/4`` for the logistic loss,
+    ``feature_bound²`` for the squared loss), a step chosen before seeing the data. It bounds
+    ``L_f = ‖XᵀX‖₂/(4n)`` only for rows within the declared ``feature_bound``; a private run
+    without clipping refuses other rows anyway, and a clipped one on such rows has no public
+    smoothness bound (clipping the gradients does not make the loss smoother), so it must be given
+    ``eta`` (``ValueError`` naming ``eta``) — never a step read from the data.
+
+    Non-private runs may read the data: ``max(public_smoothness, L_f)``, so that Lemma 5's
+    ``η ≤ 1/L_f`` holds on any rows.
     """
-    return max(float(problem.public_smoothness), float(problem.smoothness))
+    public = float(problem.public_smoothness)
+    if not private:
+        return max(public, float(problem.smoothness))
+    if problem.max_row_norm > problem.feature_bound * (1 + 1e-9):
+        raise ValueError(
+            f"eta must be given for the private {name!r} on rows beyond feature_bound = {problem.feature_bound:g} (a "
+            f"training row has norm {problem.max_row_norm:.4g}): the default step 1/public_smoothness assumes every "
+            f"row within the declared bound, clipping the gradients does not make the loss smoother, and a step read "
+            f"from the data would leak. Pass a public eta, or declare a larger feature_bound")
+    return public
 
 
 def _gradient_bound(problem, clip, name: str) -> float:
@@ -367,9 +393,9 @@ def _run(problem, *, name, epsilon, delta, rho, iterations, seed, accelerated, e
         clip = check.positive("clip", clip)
     if restart is not None and not isinstance(restart, (bool, np.bool_)):
         raise ValueError(f"restart must be True or False, got {restart!r}")
-    eta, gamma = step_settings(problem, rho=rho, eta=eta, gamma=gamma)
     sigma, ledger, paper = noise_scale(problem, epsilon=epsilon, delta=delta, iterations=iterations, mu=mu,
-                                       calibration=calibration, clip=clip, name=name)
+                                       calibration=calibration, clip=clip, name=name)  # refuses rows first
+    eta, gamma = step_settings(problem, rho=rho, eta=eta, gamma=gamma, private=not math.isinf(epsilon), name=name)
     rng = np.random.default_rng(seed)
     with single_blas_thread():
         it = _iterate(problem, rho=rho, iterations=iterations, eta=eta, gamma=gamma, sigma=sigma, rng=rng,
@@ -392,7 +418,7 @@ def _trace(problem, it, *, sigma, ledger, paper, delta, eta, gamma, mu, calibrat
         noise=noise, ledger=ledger, delta=delta, privacy_paper=paper,
         metrics={"constraint_residual": residual},
         params={"eta": eta, "gamma": gamma, "mu": mu, "calibration": calibration, "clip": clip,
-                **({} if restart is None else {"restart": bool(restart)})},
+                "constraint_matrix": A, **({} if restart is None else {"restart": bool(restart)})},
     )
 
 
@@ -419,8 +445,9 @@ _COMMON_DOC = """
     seed
         Seed of ``numpy.random.default_rng`` (the only source of randomness).
     eta
-        Step size η ∈ (0, 1/L_f]; default ``1/problem.public_smoothness`` (a public bound on
-        ``L_f``, so the step does not read the data; see :func:`default_smoothness`).
+        Step size η ∈ (0, 1/L_f]; private runs default to ``1/L`` with the public
+        ``L = problem.public_smoothness`` (the step does not read the data; ``eta`` is required when
+        ``clip`` lets rows beyond ``feature_bound`` in, see :func:`default_smoothness`).
     gamma
         γ ≥ ηρ‖AᵀA‖₂ + 1 (default: that minimum). The x-update moves by ``η/γ``.
     mu
@@ -432,7 +459,8 @@ _COMMON_DOC = """
         the paper's meaning of ε); see :func:`noise_scale`.
     clip
         Optional per-example gradient clipping norm C; needed for a private run on the squared
-        loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c).
+        loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c;
+        on such rows ``eta`` must be given too, since no public smoothness bound holds there).
         ``None``: no clipping, c = ``problem.lipschitz`` from the public ``feature_bound``.
     restart
         Accelerated versions only: Goldstein et al.'s restart rule (default ``False``, as in the
@@ -444,7 +472,9 @@ _COMMON_DOC = """
         ``objective``/``objective_gap``/``test_accuracy`` of ``x_t`` for t = 1 … T, the released
         model ``x_T``, ``noise["sigma"]``, the ``ledger`` (one Gaussian event, Δ = 2c/n,
         ``T + 1`` releases), ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 1),
-        and ``metrics["constraint_residual"]`` = ``‖Ax_t − y_t‖``.
+        and ``metrics["constraint_residual"]`` = ``‖Ax_t − y_t‖``. ``params`` holds η, γ, the clip
+        and the constraint matrix A used; a problem whose graph was read from the training rows
+        (``problem.data_dependence``) makes ``privacy`` *not covered* (ε = ∞).
 """
 
 
