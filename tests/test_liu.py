@@ -266,7 +266,14 @@ def test_private_runs_use_public_bounds_only(fused):
     for name, it in (("dp_sadmm", 3), ("dp_vradmm", 1)):
         with pytest.raises(ValueError, match="feature_bound"):
             dl.run(name, big, epsilon=1.0, delta=1e-5, rho=1.0, iterations=it)
-        dl.run(name, big, epsilon=1.0, delta=1e-5, rho=1.0, iterations=it, clip=1.0)  # clipping covers them
+        # clipping covers them, but not the default step: g bounds the smoothness only within feature_bound
+        with pytest.raises(ValueError, match="eta must be given"):
+            dl.run(name, big, epsilon=1.0, delta=1e-5, rho=1.0, iterations=it, clip=1.0)
+        clipped = dl.run(name, big, epsilon=1.0, delta=1e-5, rho=1.0, iterations=it, clip=1.0, eta=0.5)
+        assert clipped.ledger[0].sensitivity == pytest.approx(2 * 1.0 / 50 * (1 if name == "dp_sadmm" else 2))
+        # a clip above the public bound c = 1: the ledger's bound is c, which holds only for rows within it
+        with pytest.raises(ValueError, match="feature_bound"):
+            dl.run(name, big, epsilon=1.0, delta=1e-5, rho=1.0, iterations=it, clip=2.0, eta=0.5)
     lasso = problems.lasso(*datasets.make_lasso(100, 5, seed=0)[:2], 1e-2)
     with pytest.raises(ValueError, match="clip must be given"):
         dl.run("dp_sadmm", lasso, epsilon=1.0, delta=1e-5, rho=1.0, iterations=3)
@@ -311,7 +318,7 @@ def test_the_budget_is_met_end_to_end(fused, epsilon, name, options):
 
 def test_the_papers_snapshot_is_not_private(fused):
     trace = dl.run("dp_vradmm", fused, epsilon=1.0, delta=1e-5, rho=1.0, iterations=2, private_snapshot=False)
-    assert math.isinf(trace.privacy.epsilon) and "not private" in trace.privacy.source
+    assert math.isinf(trace.privacy.epsilon) and not trace.privacy.covered and "not private" in trace.privacy.reason
     assert len(trace.ledger) == 1 and trace.noise["sigma_snapshot"] == 0.0
     private = dl.run("dp_vradmm", fused, epsilon=1.0, delta=1e-5, rho=1.0, iterations=2)
     assert private.noise["sigma"] > trace.noise["sigma"]  # privatising the snapshot costs inner noise

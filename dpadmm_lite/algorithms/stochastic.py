@@ -77,8 +77,11 @@ Where this module departs from the paper, and why:
   and makes γ circular; Lemma 5 needs ``η < 1/g``, so the step is capped at
   ``eta`` (default ``1/(2g)``, with g the public per-example smoothness).
 * **Public constants.** Sensitivities use ``problem.lipschitz`` (from the declared public
-  ``feature_bound``; rows beyond it are refused) or a clipping norm; step sizes use the public
-  smoothness ``problem.per_example_smoothness`` (+ λ₂), never numbers read from the data.
+  ``feature_bound``; rows beyond it are refused) or a clipping norm below it; step sizes use the
+  public smoothness ``problem.per_example_smoothness`` (+ λ₂), never numbers read from the data —
+  so a clipped private run on rows beyond ``feature_bound`` must be given ``eta``. The graph in
+  ``A`` must be public too: a problem whose graph was estimated from the training rows
+  (``problem.data_dependence``) makes every private run's privacy *not covered*.
 
 Reference: Y. Liu, J. Geng, F. Shang, W. An, H. Liu, Q. Zhu, W. Feng, "Laplacian smoothing
 stochastic ADMMs with differential privacy guarantees", IEEE TIFS 17, 2022
@@ -96,7 +99,7 @@ import numpy as np
 
 from .. import _validate as check
 from .. import mechanisms
-from ..problems import Optimum, Problem, _abs_barrier, _single_threaded_blas, _solve_psd, feature_graph
+from ..problems import Optimum, Problem, _abs_barrier, _single_threaded_blas, _solve_psd, fused_constraint
 from ..registry import register
 from ..smoothing import laplacian_smooth, operator_norm, tau
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
@@ -166,10 +169,10 @@ class RidgeProblem(Problem):
 
     def with_data(self, X, y) -> "RidgeProblem":
         return RidgeProblem(X, y, self.lam, self.loss, self.regularizer, self.A, self.X_test, self.y_test, self.name,
-                            self.feature_bound, ridge=self.ridge)
+                            self.feature_bound, self.data_dependence, ridge=self.ridge)
 
 
-def graph_guided_logistic(X, y, lam: float, ridge: float, *, W=None, sparsity: float = 0.1,
+def graph_guided_logistic(X, y, lam: float, ridge: float, *, W=None, public_features=None, sparsity: float = 0.1,
                           graph_matrix: str = "incidence", X_test=None, y_test=None,
                           feature_bound: float = 1.0) -> RidgeProblem:
     """Liu et al.'s strongly convex graph-guided logistic regression (Sec. V-C).
@@ -179,21 +182,17 @@ def graph_guided_logistic(X, y, lam: float, ridge: float, *, W=None, sparsity: f
     (same feature graph, same options). ``lam`` is λ₁, ``ridge`` is λ₂ > 0 (the strong
     convexity modulus μ of ``f``). The paper's Table II uses λ₁, λ₂ ∈ {1e-5, 1e-4}.
 
-    The graph W comes from the training features (sparse inverse covariance, as in the paper):
-    a hyper-parameter read from the private data, as the chapter says; pass ``W`` to use a
-    public graph.
+    The graph W: ``W`` as given, or estimated from ``public_features`` (a public sample, never the
+    training rows). With neither it comes from the training features (sparse inverse covariance,
+    as in the paper) — read from the private data, so ``problem.data_dependence`` says so and
+    every private run on the problem reports its privacy as not covered.
     """
     X = check.finite_array("X", X, ndim=2)
-    if W is None:
-        W = feature_graph(X, sparsity=sparsity, form=graph_matrix)
-    W = check.finite_array("W", W, ndim=2)
-    if W.shape[1] != X.shape[1]:
-        raise ValueError(f"W must have {X.shape[1]} columns (one per feature), got shape {W.shape}")
+    A, dependence = fused_constraint(X, W=W, public_features=public_features, sparsity=sparsity, form=graph_matrix)
     ridge = check.positive("ridge", ridge)
-    A = np.vstack([W, np.eye(X.shape[1])])
     return RidgeProblem(X, y, check.positive("lam", lam), "logistic", "fused", A=A, X_test=X_test, y_test=y_test,
                         name="graph-guided logistic regression (strongly convex)", feature_bound=feature_bound,
-                        ridge=ridge)
+                        data_dependence=dependence, ridge=ridge)
 
 
 def _ridge_reference(p: RidgeProblem) -> Optimum:
@@ -390,13 +389,29 @@ def settings(problem, *, algorithm: str = "dp_sadmm", rho: float = 1.0, nu: floa
                     q_norm=operator_norm(d, nu), clip=clip, record_bound=record, snapshot_bound=c)
 
 
-def _check_private(problem, name: str, s: Settings) -> None:
-    """Sensitivities come from public bounds: refuse rows beyond ``feature_bound`` unless clipping."""
-    if s.clip is None:
-        if not math.isfinite(problem.lipschitz):
-            raise ValueError(f"clip must be given for a private run of {name!r} on the {problem.loss!r} loss: its "
-                             "per-example gradients are unbounded, so they must be clipped to a norm clip > 0")
+def _check_private(problem, name: str, s: Settings, *, eta_given: bool) -> None:
+    """Sensitivities and steps come from public bounds: refuse rows the bounds do not cover.
+
+    The per-record bound c is the clip only when the clip is below the public gradient bound
+    (``problem.lipschitz``, from ``feature_bound``); otherwise c is that public bound, which holds
+    only for rows within ``feature_bound`` — so those are checked (a clip above the bound on wider
+    rows would let a record move the sum by up to 2·clip while the ledger records 2c). The
+    default step ``1/(2g)`` uses the public smoothness g, which also needs the rows within the
+    bound: a clipped run on wider rows must be given ``eta`` (clipping does not make the loss
+    smoother).
+    """
+    if s.clip is None and not math.isfinite(problem.lipschitz):
+        raise ValueError(f"clip must be given for a private run of {name!r} on the {problem.loss!r} loss: its "
+                         "per-example gradients are unbounded, so they must be clipped to a norm clip > 0")
+    if s.clip is None or s.snapshot_bound < s.clip:  # c is the public feature-bound constant, not the clip
         problem.check_feature_bound(name)
+    elif not eta_given and problem.max_row_norm > problem.feature_bound * (1 + 1e-9):
+        raise ValueError(
+            f"eta must be given for the private {name!r} on rows beyond feature_bound = {problem.feature_bound:g} (a "
+            f"training row has norm {problem.max_row_norm:.4g}): the default step uses the public smoothness g = "
+            f"{s.smoothness:.4g}, which bounds the loss's smoothness only within the declared bound (clipping does "
+            f"not make the loss smoother), and a step read from the data would leak. Pass a public eta, or declare "
+            f"a larger feature_bound")
 
 
 @lru_cache(maxsize=256)
@@ -635,7 +650,7 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
     s = settings(problem, algorithm=name, rho=rho, nu=nu, batch_size=batch_size, convexity=convexity, mu=mu,
                  eta=eta, gamma=gamma, inner=inner, clip=clip)
     if private and math.isfinite(epsilon):
-        _check_private(problem, name, s)
+        _check_private(problem, name, s, eta_given=eta is not None)
     sigma, sigma_snapshot, ledger, paper = noise_scale(
         problem, s, epsilon=epsilon, delta=delta, iterations=iterations, calibration=calibration, theta=theta,
         c2=c2, private_snapshot=bool(private_snapshot), snapshot_noise=snapshot_noise)
@@ -660,14 +675,13 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
             metrics={"constraint_residual": residual, "gradient_evaluations": run.evaluations,
                      "passes": run.evaluations / problem.n, "steps": run.steps},
             params={"nu": s.nu, "batch_size": s.batch_size, "convexity": s.convexity, "mu": s.mu, "eta": s.eta,
-                    "gamma": s.gamma, "calibration": calibration, "clip": s.clip,
+                    "gamma": s.gamma, "calibration": calibration, "clip": s.clip, "constraint_matrix": A,
                     **({"inner": s.inner, "private_snapshot": bool(private_snapshot)} if vr
                        else {"record_every": record_every})})
     if ledger and vr and not private_snapshot:  # Algorithm 1 as printed: the snapshot gradient is exact
-        trace = replace(trace, privacy=PrivacyGuarantee(
-            math.inf, delta, "not private: Algorithm 1 as printed",
-            "the snapshot gradient p̃ = ∇f(x̃) enters every inner step without noise (private_snapshot=False); "
-            f"the inner steps alone would spend ε = {trace.privacy.epsilon:.4g}"))
+        trace = replace(trace, privacy=trace.privacy.not_covered(
+            "not private: Algorithm 1 as printed — the snapshot gradient p̃ = ∇f(x̃) enters every inner step "
+            "without noise (private_snapshot=False)"))
     return trace
 
 
