@@ -529,11 +529,21 @@ def test_an_inexact_local_solve_says_so(small, name):
         trace = dl.run(name, small, epsilon=1.0, rho=0.3, iterations=3, topology="ring", n_agents=4, max_inner=1,
                        inner_tol=1e-14)
     assert any("INEXACT" in e.note for e in trace.ledger)
+    # DVP needs the minimiser, PVP a distance certified for D′ too: no sound ε, so not covered (never the budget)
+    assert not trace.privacy.covered and math.isinf(trace.privacy.epsilon) and "max_inner" in trace.privacy.reason
+    inexact_ledger = [(e.sensitivity, e.noise, e.count) for e in trace.ledger]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         trace = dl.run(name, small, epsilon=1.0, rho=0.3, iterations=3, topology="ring", n_agents=4)
     assert not any("INEXACT" in e.note for e in trace.ledger)
     assert trace.noise["solve_residual"] <= 1e-9 * math.sqrt(small.d) / small.lam
+    assert trace.privacy.covered and trace.privacy.epsilon <= 1.0
+    # the ledger never reads the data: an inexact run on other rows records the same releases (main added the
+    # distance measured on this data to PVP's sensitivities, which says nothing about a neighbour's solve)
+    with pytest.warns(RuntimeWarning, match="max_inner"):
+        other = dl.run(name, small.with_data(0.5 * small.X, small.y), epsilon=1.0, rho=0.3, iterations=3,
+                       topology="ring", n_agents=4, max_inner=1, inner_tol=1e-14)
+    assert inexact_ledger == [(e.sensitivity, e.noise, e.count) for e in other.ledger]
 
 
 def test_metrics_per_iteration(small):

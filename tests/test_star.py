@@ -206,6 +206,13 @@ def test_c_w_is_public_by_default_and_the_papers_choice_on_request(small):
         paper = dl.run("dp_admm_star", problem, epsilon=1.0, delta=1e-5, rho=0.5, iterations=5, seed=0, n_agents=4,
                        c_w="optimum")
         assert paper.params["c_w"] == pytest.approx(w_star)
+        # ‖w*‖ reads every record: the run says that no guarantee covers it, and never reports the ledger's ε
+        assert not paper.privacy.covered and math.isinf(paper.privacy.epsilon)
+        assert "c_w='optimum' reads the private data" in paper.privacy.reason and "NOT COVERED" in paper.summary()
+        assert a.privacy.covered and a.privacy.epsilon <= 1.0
+        given = dl.run("dp_admm_star", problem, epsilon=1.0, delta=1e-5, rho=0.5, iterations=5, seed=0, n_agents=4,
+                       c_w=float(w_star))  # the same number given by the caller is public: covered
+        assert given.privacy.covered and given.privacy.epsilon <= 1.0
     assert star.public_c_w(small["l2"]) == pytest.approx(math.sqrt(2 * math.log(2) / small["l2"].lam))
     assert star.public_c_w(small["l1"]) == pytest.approx(math.log(2) / small["l1"].lam)
     with pytest.raises(ValueError, match="c_w"):
@@ -332,10 +339,20 @@ def test_an_inner_solve_that_stops_early_warns_and_says_so_in_the_ledger(small, 
         tr = dl.run(name, problem, max_inner=1, inner_tol=1e-14, **kw)
     assert all("stopped early" in e.note for e in tr.ledger)
     assert tr.noise["solve_error"] > tr.noise["solve_bound"]
+    # no certified distance for D′: neither the exact-solve budget nor an ε raised by the distance measured on D
+    assert not tr.privacy.covered and math.isinf(tr.privacy.epsilon) and "max_inner = 1" in tr.privacy.reason
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a converged run is silent, and its ledger note certifies the solve
         ok = dl.run(name, problem, **kw)
     assert not any("stopped early" in e.note for e in ok.ledger) and ok.noise["solve_error"] <= ok.noise["solve_bound"]
+    assert ok.privacy.covered and ok.privacy.epsilon <= 1.0
+    # the ledger itself never follows the data: the stopped run records the planned (certified) releases
+    if name == "dvp_star":
+        assert [(e.sensitivity, e.noise, e.count) for e in tr.ledger] == [(e.sensitivity, e.noise, e.count)
+                                                                          for e in ok.ledger]
+    else:  # Δ_i + 2b with b the tolerance's certified distance, not the distance measured on this data
+        assert tr.ledger[0].sensitivity == pytest.approx(np.max(tr.noise["sensitivity"]) + 2 * tr.noise["solve_bound"],
+                                                         rel=1e-12)
 
 
 def test_dp_sgd_matches_per_agent_loop_and_clipping(small):

@@ -589,7 +589,7 @@ class Record:
 
 
 def finish(problem: Problem, name: str, net: Network, record: Record, *, rho: float, noise=None, ledger=(),
-           delta=None, privacy_paper=None, params=None) -> Trace:
+           delta=None, privacy_paper=None, params=None, not_covered: str | None = None) -> Trace:
     """Turn a graph run's :class:`Record` into the shared :class:`Trace`, in one vectorised pass.
 
     The trace's iterates are the network averages ``f̄(t) = mean_p`` of the released models (what
@@ -602,7 +602,8 @@ def finish(problem: Problem, name: str, net: Network, record: Record, *, rho: fl
     the distances relative to the model). ``params["node_loss"]`` and
     ``params["node_disagreement"]`` (T, N) hold each agent's local loss and mean distance to its
     neighbours, ``params["node_test_error"]`` (N,) the test error of each agent's last released
-    model, ``params["graph"]`` the topology (for drawing).
+    model, ``params["graph"]`` the topology (for drawing). ``not_covered``: why no guarantee
+    covers the run (:func:`~dpadmm_lite.trace.from_iterates`).
     """
     graph, data = net.graph, net.data
     R = record.released
@@ -626,6 +627,7 @@ def finish(problem: Problem, name: str, net: Network, record: Record, *, rho: fl
     }
     trace = from_iterates(problem, name, averages, consensus_violation=consensus_violation(R), noise=noise,
                           ledger=ledger, delta=delta, privacy_paper=privacy_paper, metrics=metrics,
+                          not_covered=not_covered,
                           params={"topology": graph.name, "n_agents": graph.n_agents, "graph": graph,
                                   "algebraic_connectivity": graph.algebraic_connectivity,
                                   "node_loss": record.loss, "node_disagreement": node_disagreement,

@@ -181,15 +181,26 @@ def _run_checks(problem, name, epsilon, delta, rho, iterations, seed, calibratio
     return epsilon, delta, rho, T, seed, inner_tol, max_inner
 
 
-def _warn_inexact(name: str, record: Record, inner_tol: float) -> str:
-    """RuntimeWarning (and the ledger note's text) when some local solve stopped at max_inner."""
+def _warn_inexact(name: str, record: Record, inner_tol: float) -> tuple[str, str | None]:
+    """RuntimeWarning, the ledger note's text and the reason the run is not covered, when some
+    local solve stopped at max_inner.
+
+    DVP releases minimisers of a perturbed objective: a point short of the certified tolerance is
+    not one, the density argument says nothing about it, and there is no output noise to account
+    its error against. PVP's broadcasts add noise, but the distance measured on this dataset says
+    nothing about the neighbouring one (whose solve may stop farther off). Neither has a sound ε,
+    so the run's privacy is not covered (ε = ∞) — never the exact-solve budget.
+    """
     if record.converged:
-        return ""
+        return "", None
     text = (f"the local solves of {name!r} stopped at max_inner before the gradient norm reached inner_tol = "
             f"{inner_tol:g} (largest certified distance to the exact minimiser {record.residual.max():.2e}); the "
-            "privacy argument assumes the exact minimiser: raise max_inner")
+            "privacy argument assumes the exact minimiser, so no guarantee covers the run (privacy: not covered, "
+            "ε = ∞): raise max_inner")
     warnings.warn(text, RuntimeWarning, stacklevel=3)
-    return " — INEXACT local solves: " + text
+    reason = (f"a local solve stopped at max_inner before inner_tol = {inner_tol:g}: the released models are not the "
+              "certified minimisers the privacy argument needs")
+    return " — INEXACT local solves: " + text, reason
 
 
 # ====================================================================== Algorithm 2
@@ -237,7 +248,8 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
         only with ``calibration="paper"`` (the accountant needs the rule that certifies α).
     inner_tol, max_inner
         The local solves stop when every gradient max-norm is ≤ ``inner_tol``; stopping at
-        ``max_inner`` instead raises a RuntimeWarning and is noted in the ledger.
+        ``max_inner`` instead raises a RuntimeWarning, is noted in the ledger, and leaves the run
+        *not covered* (``privacy.covered`` False, ε = ∞): the proof needs the minimiser.
 
     Returns
     -------
@@ -259,7 +271,8 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
     bijection by ``e^ᾱ``, ``ᾱ = 2 ln(1 + c₁w_p/(m_p(λ + Φ + 2ρD_p)))`` (c₁ =
     ``problem.per_example_smoothness``). Hence ``α = ζΔ + ᾱ``; the Φ branch of Algorithm 2
     keeps ``ᾱ ≤ α/2`` when the data are too few. The argument needs the *exact* minimiser,
-    which the solver certifies to ``inner_tol``.
+    which the solver certifies to ``inner_tol``; a solve short of it has no sound ε (no output
+    noise could absorb its error), so the run is reported as not covered rather than at the budget.
     """
     epsilon, delta, rho, T, seed, inner_tol, max_inner = _run_checks(
         problem, "dvp_graph", epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner)
@@ -297,7 +310,7 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
         Lam = Lam + 0.5 * rho * (Lap @ F)  # broadcast f_p(t+1); (16)
         record.store(t, F, solved_loss(net.data, sol), sol, drawn)
 
-    inexact = _warn_inexact("dvp_graph", record, inner_tol)
+    inexact, uncovered = _warn_inexact("dvp_graph", record, inner_tol)
     ledger, paper = [], None
     if private:
         note = (f"DVP broadcast f_p(t+1) of the most exposed node: objective perturbation, pure ε₀ = ζΔ + ᾱ "
@@ -311,7 +324,7 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
         "sensitivity": sensitivity, "zeta_rule": zeta_rule, "calibration": calibration,
         "solve_residual": float(record.residual.max())}
     return finish(problem, "dvp_graph", net, record, rho=rho, noise=noise, ledger=ledger, delta=delta,
-                  privacy_paper=paper,
+                  privacy_paper=paper, not_covered=uncovered if private else None,
                   params={"inner_tol": inner_tol, "max_inner": max_inner, "calibration": calibration,
                           "zeta_rule": zeta_rule, "hessians": solve.hessian_refreshes, "passes": solve.passes,
                           "local_models": F.copy()})
@@ -370,7 +383,9 @@ calibration, alpha_schedule, inner_tol, max_inner
     for the broadcasts, larger for the final step, whose objective contains the hidden
     ``f_p(t_s)``). Under the default calibration the per-iteration α is the budget's, and every
     step's ζ meets it for that sensitivity. The solver's certified distance to the exact
-    minimiser is part of the sensitivity (twice ``inner_tol·√d/(λ + 2ρD_p)``).
+    minimiser is part of the sensitivity (twice ``inner_tol·√d/(λ + 2ρD_p)``); a run whose solves
+    miss ``inner_tol`` has no certified distance for the neighbouring dataset, warns, and reports
+    its privacy as not covered (ε = ∞).
     """
     epsilon, delta, rho, T, seed, inner_tol, max_inner = _run_checks(
         problem, "pvp_graph", epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner)
@@ -437,13 +452,13 @@ calibration, alpha_schedule, inner_tol, max_inner
     F = sol.F  # the output; (23) would update λ_p once more
     record.store(T - 1, F, solved_loss(net.data, sol), sol, drawn)
 
-    inexact = _warn_inexact("pvp_graph", record, inner_tol)
+    inexact, uncovered = _warn_inexact("pvp_graph", record, inner_tol)
     ledger, paper, noise = [], None, {}
     if private:
-        # the broadcasts: ℓ2-Laplace with the tracked sensitivity (+ the actual solver distance beyond the plan)
-        excess = np.maximum(record.residual[:T - 1, None] - residual[None, :], 0.0)
-        sens_v = hidden + 2.0 * np.cumsum(excess, axis=0)
-        final_sensitivity = 2.0 * c + (m / w) * rho * D * (sens_v[-1] if T > 1 else 0.0)  # ε moves by 2c + (m/w)ρD·E
+        # the broadcasts: ℓ2-Laplace with the tracked sensitivity, planned from public numbers and the certified
+        # tolerance (a solve that missed it makes the run not covered instead: see _warn_inexact)
+        sens_v = hidden
+        final_sensitivity = planned_final  # ε moves by 2c + (m/w)ρD·E
         spent_f = np.asarray(accounting.zhang2017_dvp_spent(
             zeta_f, local_size=m, lam=problem.lam, rho=rho, n_neighbors=D, extra=phi_f, loss_weight=w,
             c1=problem.per_example_smoothness, sensitivity=final_sensitivity), float)
@@ -464,7 +479,7 @@ calibration, alpha_schedule, inner_tol, max_inner
                  "neighbour_term": neighbour_term, "zeta_rule": zeta_rule, "calibration": calibration,
                  "solve_residual": float(record.residual.max())}
     return finish(problem, "pvp_graph", net, record, rho=rho, noise=noise, ledger=ledger, delta=delta,
-                  privacy_paper=paper,
+                  privacy_paper=paper, not_covered=uncovered if private else None,
                   params={"inner_tol": inner_tol, "max_inner": max_inner, "calibration": calibration,
                           "neighbour_term": neighbour_term, "zeta_rule": zeta_rule,
                           "hessians": solve.hessian_refreshes, "passes": solve.passes, "local_models": F.copy()})

@@ -52,7 +52,8 @@ shows what the run truly spends end to end, and ``privacy_paper`` what the paper
 ``problem.feature_bound``; private runs refuse rows beyond it (``ValueError`` naming
 ``feature_bound``), except ``dp_sgd_star``, which clips per example. Theorems 3/4's ``c_w`` (a bound
 on ``‖w*‖``) is by default a public bound from λ (:func:`public_c_w`); the paper's ``‖w*‖`` of a
-pre-trained model reads the private data and is available, labelled, as ``c_w="optimum"``.
+pre-trained model reads the private data and is available, labelled, as ``c_w="optimum"`` — the
+steps and the noise then depend on every record, and the trace's ``privacy`` is *not covered*.
 
 References: Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed
 learning with differential privacy", IEEE TIFS 2019 (``papers/huang2019_…``); T. Zhang, Q. Zhu,
@@ -71,8 +72,10 @@ docstrings):
   each agent's Gram matrix). Both are warm-started at the agent's previous model and stop when
   every agent's (proximal-)gradient norm is below ``inner_tol``, which certifies the distance to
   the exact minimiser by strong convexity (:func:`_tolerance_bound`): PVP's ledger adds it to the
-  sensitivity, DVP's ledger note states it, and a solve that stops early at ``max_inner`` warns
-  (``RuntimeWarning``) and says so in the ledger — never silently.
+  sensitivity, DVP's ledger note states it. A solve that stops early at ``max_inner`` has no
+  certified distance for the neighbouring dataset (its solve may stop even farther off), so no
+  sound ε follows from the measured one: the run warns (``RuntimeWarning``), its ledger note says
+  so, and its ``privacy`` is *not covered* (ε = ∞) — never the exact-solve budget.
 * **Step sizes under an end-to-end ε.** Theorems 3/4's η_i^k contain the per-iteration ε; they
   depend on (ε, δ) only through eq. (14)'s noise multiplier, so under the accountant they are
   evaluated at the calibrated multiplier (see :func:`dp_admm_star`).
@@ -455,8 +458,11 @@ class _Record:
         self.dist[k] = np.sqrt(((W_released - w) ** 2).sum(1))
 
 
-def _finish(problem, record: _Record, *, rho, noise, ledger, delta, privacy_paper, params) -> Trace:
-    """Turn a run's record into the shared :class:`Trace` (one vectorised evaluation pass)."""
+def _finish(problem, record: _Record, *, rho, noise, ledger, delta, privacy_paper, params,
+            not_covered: str | None = None) -> Trace:
+    """Turn a run's record into the shared :class:`Trace` (one vectorised evaluation pass).
+
+    ``not_covered``: why no guarantee covers the run (an option read the private data)."""
     f_local = record.loss + problem.lam * record.reg  # f_i(w̃_i^k)
     metrics = {
         # Sec. VI-D: Σ_i (f_i(w̃_i^k) + ρ‖w̃_i^k − w̄^k‖), with w̄^k read as the aggregator's w^k
@@ -467,7 +473,8 @@ def _finish(problem, record: _Record, *, rho, noise, ledger, delta, privacy_pape
     trace = from_iterates(
         problem, "", record.glob, model=record.glob[-1].copy(),
         consensus_violation=np.sqrt((record.dist**2).mean(1)),
-        noise=noise, ledger=ledger, delta=delta, privacy_paper=privacy_paper, metrics=metrics, params=params)
+        noise=noise, ledger=ledger, delta=delta, privacy_paper=privacy_paper, metrics=metrics, params=params,
+        not_covered=not_covered)
     if trace.test_accuracy is not None:  # classification error of the global model w^k on the test split
         trace.metrics["test_error"] = 1.0 - trace.test_accuracy
     return trace
@@ -649,8 +656,10 @@ def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     distance b = :func:`_tolerance_bound` (``inner_tol/Λ`` for ℓ2, ``3·inner_tol/ρ`` for ℓ1) of the
     exact one, for D and for D' alike: the ledger's sensitivity is ``Δ_i + 2b`` (a negligible
     1e-8 relative at the default tolerance, but never less than the truth), and the calibration
-    uses it. A run whose inner solve misses ``inner_tol`` within ``max_inner`` steps warns
-    (``RuntimeWarning``), records the measured distance instead, and says so in the ledger note.
+    uses it. A run whose inner solve misses ``inner_tol`` within ``max_inner`` steps has no such
+    certificate — the distance measured on D says nothing about the neighbouring D′, so no
+    sensitivity, hence no ε, follows from it: it warns (``RuntimeWarning``), says so in the ledger
+    note, and its ``privacy`` is *not covered* (ε = ∞).
 
     Privacy: ``privacy_paper`` is Huang et al.'s end-to-end reading of the per-iteration
     (ε₀, δ) the noise corresponds to (Sec. VI-C and the moments accountant,
@@ -679,14 +688,14 @@ def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     sigma = scale * sensitivity
     rec = _exact_admm(stack, rho=rho, iterations=T, rng=np.random.default_rng(seed), primal_sigma=sigma,
                       inner_tol=inner_tol, max_inner=max_inner)
-    ledger = []
+    ledger, uncovered = [], None
     if not math.isinf(epsilon):
         note = "PVP broadcast w̃_i"
-        if rec.stopped_early:  # the certified bound does not hold: record the measured distance, and say so
-            covered = np.tile(sensitivity + 2.0 * max(bound, rec.solve_error), (T, 1))
-            note += _stopped_early_note("pvp_star", rec, T, max_inner, inner_tol)
+        if rec.stopped_early:  # the certified bound does not hold, for D′ neither: no guarantee, and say so
+            extra, uncovered = _stopped_early("pvp_star", rec, T, max_inner, inner_tol)
+            note += extra
         ledger = _worst_agent_events(covered, np.tile(sigma, (T, 1)), note)
-    return _finish(problem, rec, rho=rho,
+    return _finish(problem, rec, rho=rho, not_covered=uncovered,
                    noise={"sigma": sigma, "sensitivity": sensitivity, "solve_error": rec.solve_error,
                           "solve_bound": bound, "noise_multiplier": scale, "per_iteration_epsilon": eps0,
                           "calibration": calibration},
@@ -734,8 +743,10 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     f-step is solved until the gradient norm is ≤ ``inner_tol``; by (Λ + Φ)-strong convexity the
     released model is then certified within ``inner_tol/(Λ + Φ)`` of the exact one
     (``noise["solve_bound"]``, and in the ledger note). A run whose inner solve stops early
-    (``max_inner`` steps) emits a ``RuntimeWarning`` and its ledger note says which iterations:
-    the guarantee is then not certified.
+    (``max_inner`` steps) releases a point that is not the minimiser of the perturbed objective:
+    the density argument says nothing about it, and without output noise there is no sound ε to
+    raise the budget to. It emits a ``RuntimeWarning``, its ledger note says which iterations, and
+    its ``privacy`` is *not covered* (ε = ∞) — never the exact-solve budget.
 
     Privacy: ``privacy_paper`` is the per-iteration α-DP of Zhang & Zhu's Theorem 1 composed
     over T iterations (basic composition, δ = 0); ``privacy`` is the unified accountant on the
@@ -762,14 +773,16 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
                       dual_zeta=None if math.isinf(epsilon) else zeta, extra=extra,
                       inner_tol=inner_tol, max_inner=max_inner)
     bound = _tolerance_bound(problem, rho, inner_tol, extra)
+    uncovered = None
     if math.isinf(epsilon):
         ledger, paper = [], None
     else:
         worst = int(np.argmax(effective * zeta))  # every agent spends α; take the first of the worst
         note = (f"DVP: objective perturbation of the local update (effective sensitivity α/ζ, α = {alpha:.4g} per "
                 f"iteration); released minimiser certified within {bound:.1e} of the exact one")
-        if rec.stopped_early:
-            note += _stopped_early_note("dvp_star", rec, T, max_inner, inner_tol)
+        if rec.stopped_early:  # not the exact minimiser: the proof does not apply, and no output noise covers it
+            extra_note, uncovered = _stopped_early("dvp_star", rec, T, max_inner, inner_tol)
+            note += extra_note
         ledger = [PrivacyEvent("laplace_l2", float(effective[worst]), float(zeta[worst]), count=T, note=note)]
         paper = PrivacyGuarantee(T * alpha, 0.0, "Zhang & Zhu 2017, Thm 1, composed over T iterations",
                                  f"each iteration α = {alpha:.4g}-DP (pure) for every agent; basic composition "
@@ -777,7 +790,7 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     return _finish(problem, rec, rho=rho,
                    noise={"zeta": zeta, "extra_penalty": extra, "per_iteration_epsilon": alpha,
                           "solve_error": rec.solve_error, "solve_bound": bound, "calibration": calibration},
-                   ledger=ledger, delta=delta, privacy_paper=paper,
+                   ledger=ledger, delta=delta, privacy_paper=paper, not_covered=uncovered,
                    params=_params(stack, inner_tol=inner_tol, max_inner=max_inner, calibration=calibration))
 
 
@@ -849,13 +862,16 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
         ``c_w = min(c₁/λ, √(2 ln 2/λ))`` for ℓ2 (also ``λw* = −∇loss``), ``ln 2/λ`` for ℓ1
         (‖w*‖₂ ≤ ‖w*‖₁). ``"optimum"``: the paper's choice, ``‖w*‖`` of a pre-trained model
         (c_w = 23 for ℓ1, 89 for ℓ2 on Adult) — here ``‖problem.reference_optimum().x‖``, which
-        **reads the private data** and is not privatised (like the paper's). Or a positive number.
+        **reads the private data** and is not privatised (like the paper's): every η_i^k, Δ_{i,k}
+        and σ_{i,k} then depend on every record, and the trace's ``privacy`` is *not covered*
+        (ε = ∞; ``privacy.reason`` says why). Or a positive number (public: the caller's).
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "dp_admm_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
                                                    sizes=sizes, owner=owner, private=True)
     check.choice("calibration", calibration, CALIBRATIONS)
     _check_records(problem, "dp_admm_star", epsilon)
+    reads_data = isinstance(c_w, str)
     c_w = _c_w(problem, c_w)
     if math.isinf(epsilon):
         z, eps0 = 0.0, math.inf
@@ -893,7 +909,8 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
                           "per_iteration_epsilon": eps0, "calibration": calibration},
                    ledger=ledger, delta=delta,
                    privacy_paper=_huang_claim(eps0, delta, T, "DP-ADMM (Thm 1, Thm 2)", calibration),
-                   params=_params(stack, c_w=c_w, calibration=calibration))
+                   params=_params(stack, c_w=c_w, calibration=calibration),
+                   not_covered=C_W_READS_DATA if reads_data else None)
 
 
 @register("dp_sgd_star", paper="huang2019", private=True, setting="star",
@@ -1033,6 +1050,11 @@ def public_c_w(problem) -> float:
     return math.log(2) / problem.lam
 
 
+#: ``privacy.reason`` of a ``dp_admm_star`` run with ``c_w="optimum"``.
+C_W_READS_DATA = ("c_w='optimum' reads the private data: c_w = ‖w*‖ of the training rows sets every step size "
+                  "η_i^k, sensitivity and noise σ_i,k, and no ledger records it")
+
+
 def _c_w(problem, c_w):
     if c_w is None:
         return public_c_w(problem)
@@ -1073,16 +1095,22 @@ def _calibrated_scale(unit_ledger, epsilon, delta) -> float:
     return calibrate_ledger(unit_ledger, epsilon, delta) * (1.0 + _ROUNDING_MARGIN)
 
 
-def _stopped_early_note(name, rec, T, max_inner, inner_tol) -> str:
-    """Warn that an exact-update run's inner solve stopped early, and the text for its ledger note."""
+def _stopped_early(name, rec, T, max_inner, inner_tol) -> tuple[str, str]:
+    """Warn that an exact-update run's inner solve stopped early; the text for its ledger note, and
+    the reason its privacy is not covered (the certified tolerance, which the privacy argument
+    needs for D and for every neighbour D′, was not reached)."""
     k = rec.stopped_early
     where = ", ".join(map(str, k[:5])) + (" …" if len(k) > 5 else "")
     message = (f"{name}: the local solve stopped at max_inner = {max_inner} steps before reaching inner_tol = "
                f"{inner_tol:g} at {len(k)} of {T} iterations ({where}); the released models are only within "
-               f"{rec.solve_error:.2g} of the exact minimisers, which the privacy argument assumes — raise max_inner")
+               f"{rec.solve_error:.2g} of the exact minimisers, which the privacy argument assumes, so no guarantee "
+               f"covers the run (privacy: not covered, ε = ∞) — raise max_inner")
     warnings.warn(message, RuntimeWarning, stacklevel=4)
-    return (f"; WARNING: inner solve stopped early at {len(k)} of {T} iterations, released models within "
+    note = (f"; WARNING: inner solve stopped early at {len(k)} of {T} iterations, released models within "
             f"{rec.solve_error:.2g} of the exact minimisers (not certified)")
+    reason = (f"the local solve stopped at max_inner = {max_inner} before inner_tol = {inner_tol:g} at {len(k)} of {T} "
+              f"iterations: the released models are not the certified minimisers the privacy argument needs")
+    return note, reason
 
 
 def _huang_claim(epsilon, delta, iterations, what, calibration="paper"):
