@@ -20,7 +20,7 @@ import numpy as np
 from . import _validate as check
 
 __all__ = ["make_lasso", "make_classification", "load_adult", "adult_columns", "rows_to_unit_ball",
-           "split", "train_test_split"]
+           "split", "train_test_split", "public_split"]
 
 
 # ---------------------------------------------------------------------- synthetic data
@@ -234,3 +234,27 @@ def train_test_split(X, y, *, test_fraction: float = 0.2, seed: int = 0):
     perm = rng.permutation(n)
     test, train = perm[:n_test], perm[n_test:]
     return X[train], y[train], X[test], y[test]
+
+
+def public_split(X, y, *, public_rows: int, seed: int = 0):
+    """Set ``public_rows`` seeded random rows aside as a *public* sample, never trained on.
+
+    What a private run may read beyond its declared bounds (e.g. the feature graph of the
+    graph-guided fused lasso, :func:`~dpadmm_lite.problems.feature_graph`) is estimated on the
+    public rows; the private algorithm trains on the others only.
+
+    Returns
+    -------
+    X_public, X_private, y_private
+    """
+    X = check.finite_array("X", X, ndim=2)
+    y = check.finite_array("y", y, ndim=1)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X and y must have the same number of rows, got {X.shape[0]} and {y.shape[0]}")
+    n = X.shape[0]
+    public_rows = check.count("public_rows", public_rows)
+    if public_rows >= n:
+        raise ValueError(f"public_rows must be in [1, {n - 1}] (X has {n} rows), got {public_rows}")
+    public = np.zeros(n, bool)
+    public[np.random.default_rng(check.count("seed", seed, minimum=0)).choice(n, public_rows, replace=False)] = True
+    return X[public], X[~public], y[~public]

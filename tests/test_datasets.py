@@ -206,3 +206,20 @@ def test_build_script_rejects_unknown_labels():
     raw = build.read_raw(FAKE_DATA.replace("<=50K\n", "maybe\n", 1), FAKE_TEST)
     with pytest.raises(ValueError, match="income must be"):
         build.preprocess(raw)
+
+
+def test_public_split_sets_seeded_rows_aside_that_the_private_rows_never_contain():
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    y = np.arange(20, dtype=float)
+    X_public, X_private, y_private = datasets.public_split(X, y, public_rows=5, seed=3)
+    assert X_public.shape == (5, 2) and X_private.shape == (15, 2) and y_private.shape == (15,)
+    assert not set(X_public[:, 0]) & set(X_private[:, 0])
+    assert set(X_public[:, 0]) | set(X_private[:, 0]) == set(X[:, 0])
+    np.testing.assert_array_equal(X_private[:, 0] / 2, y_private)  # rows keep their labels
+    again = datasets.public_split(X, y, public_rows=5, seed=3)
+    np.testing.assert_array_equal(again[0], X_public)
+    assert not np.array_equal(datasets.public_split(X, y, public_rows=5, seed=4)[0], X_public)
+    with pytest.raises(ValueError, match="public_rows"):
+        datasets.public_split(X, y, public_rows=20)
+    with pytest.raises(ValueError, match="public_rows"):
+        datasets.public_split(X, y, public_rows=0)
