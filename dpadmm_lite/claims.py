@@ -1,24 +1,43 @@
-"""Paper claims and the book's verdicts on them, recorded by the chapters that test them.
+"""Paper claims and the book's verdicts on them, decided by paired confidence intervals.
 
-A chapter that tests a claim of its paper records it once, from its executed run::
+A chapter that tests a claim of its paper records it once, from its executed run, with one number
+per seed for every quantity the claim compares (the runs of a record share one list of seeds and
+are paired by it)::
 
     dl.claims.record(
-        "huang2019.agents", chapter="huang2019", paper="Huang et al. 2019",
-        claim="accuracy falls as the number of agents grows",
-        where="Sec. 'More agents, less accuracy'",
-        measured={"acc_10_agents": 0.83, "acc_100_agents": 0.81},
-        tests={"10 agents beat 100": ("acc_10_agents", ">", "acc_100_agents")},
+        "huang2019.dp_admm_beats_baselines", chapter="huang2019", paper="Huang et al. 2019",
+        claim="DP-ADMM beats DP-SGD", where="Sec. 'All methods against ε'",
+        seeds=[0, 1, 2],
+        samples={"DP-ADMM test error, ε = 0.3": [0.236, 0.238, 0.235],
+                 "DP-SGD test error, ε = 0.3": [0.2432, 0.2432, 0.2432]},
+        tests={"ε = 0.3: DP-ADMM beats DP-SGD":
+               dl.claims.compare("DP-ADMM test error, ε = 0.3", "<", "DP-SGD test error, ε = 0.3")},
+        trivial={"DP-SGD test error, ε = 0.3": 0.2432, "DP-ADMM test error, ε = 0.3": 0.2432},
+        better="lower",
     )
 
-The verdict is never typed by hand: it follows from the measured numbers and the comparisons
-(``"holds"`` when every comparison is true, ``"does not hold here"`` when none is, ``"holds
-partly"`` otherwise). Each record is written as JSON to :func:`results_dir` (one file per claim),
-where the reproducibility table reads it; the test suite recomputes every verdict from the stored
-numbers. A chapter quotes ``record(...)``'s return value (the verdict) with ``glue``.
+Each comparison is decided by a 95 % Student-t interval (:data:`CONFIDENCE`) on the mean of its
+paired per-seed differences (:func:`compare`), or on the mean log-ratio for a claim about a factor
+(:func:`ratio`): an interval entirely on the claimed side → the comparison **holds**, entirely on
+the other side → it **does not hold**, straddling → **inconclusive**. A comparison whose sides are
+both no better than the trivial model (``trivial``: the zero model's objective, the majority
+class's error) is **trivial** and decides nothing. The claim's verdict (:func:`verdict_rule`):
 
-:data:`EXPECTED` lists the claims of the five papers that the book must test; :func:`table`
-turns the records into the reproducibility table (an expected claim with no record shows as
-:data:`NOT_TESTED`), and :func:`problems` says what is wrong with a stored record.
+* **does not hold here** — some non-trivial comparison does not hold;
+* **holds** — every comparison holds, and none is trivial;
+* **at the trivial model** — every comparison is trivial;
+* **inconclusive** — anything else (no comparison against the claim, but not all for it).
+
+Verdicts are never typed: :func:`record` computes them, stores the numbers they follow from and
+returns the verdict (a chapter quotes it with ``glue``); :func:`problems` recomputes them from a
+stored record. The form of the first edition (``measured={key: mean}``, ``tests={name: (lhs, op,
+rhs)}``, strict comparisons of means) still records, so that a chapter runs until it is migrated;
+the table shows such a record as :data:`NO_INTERVAL` and counts it as inconclusive.
+
+:data:`EXPECTED` lists the claims of the five papers the book must test; :func:`table` turns the
+records into the reproducibility table (an expected claim with no record shows as
+:data:`NOT_TESTED`), :func:`evidence` into one row per comparison, and :func:`evidence_chart`
+into a forest plot (each comparison's estimate with its interval).
 """
 
 from __future__ import annotations
@@ -28,17 +47,36 @@ import math
 import operator
 import os
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["VERDICTS", "NOT_TESTED", "EXPECTED", "record", "verdict_of", "load", "results_dir", "problems", "table"]
+import numpy as np
 
-VERDICTS = ("holds", "holds partly", "does not hold here")
+__all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", "NO_INTERVAL", "NOT_TESTED",
+           "EXPECTED", "Comparison", "compare", "ratio", "paired_interval", "evaluate", "verdict_rule",
+           "record", "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence", "table",
+           "evidence_chart"]
+
+#: Coverage of every interval the claims are decided by (two-sided).
+CONFIDENCE = 0.95
+#: Fewest paired seeds a record may hold (the fast build); the published build asks for
+#: :data:`MIN_SEEDS_FULL` (``problems(entry, min_seeds=MIN_SEEDS_FULL)``).
+MIN_SEEDS, MIN_SEEDS_FULL = 3, 10
+#: A claim's verdicts, decided by its comparisons' intervals (:func:`verdict_rule`).
+VERDICTS = ("holds", "does not hold here", "inconclusive", "at the trivial model")
+#: A comparison's outcomes (a trivial comparison keeps its outcome but decides nothing).
+OUTCOMES = ("holds", "does not hold", "inconclusive")
+#: What the table says of a record in the first edition's form (means only): no interval, so it
+#: counts as inconclusive; its old verdict (strict comparisons of means) is shown beside it.
+NO_INTERVAL = "no interval"
+OLD_VERDICTS = ("holds", "holds partly", "does not hold here")
 #: What the reproducibility table says of an expected claim that no executed chapter recorded.
 NOT_TESTED = "not yet tested"
 
-#: The claims of the five papers that SPEC asks the book to test (papers A–E), by id →
-#: (paper, claim). The reproducibility table lists each of them, with the chapter's record when
-#: one exists and as :data:`NOT_TESTED` otherwise, and every further claim a chapter recorded.
+#: The claims of the five papers (A–E) that the book must test, by id → (paper, claim). The
+#: reproducibility table lists each of them, with the chapter's record when one exists and as
+#: :data:`NOT_TESTED` otherwise, and every further claim a chapter recorded.
 EXPECTED: dict[str, tuple[str, str]] = {
     "xu2020.threshold": (
         "Xu et al. 2020", "DP-AccADMM is worse than DP-ADMM at small ε and better above a threshold ε"),
@@ -62,6 +100,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
 }
 _PAPER_ORDER = ("xu2020", "huang2019", "cyffers2023", "liu2022", "zhang2017")
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+_BETTER = ("lower", "higher")
+#: A sample key that reads like a variable name (``admm_eps0``): the record must give it a label.
+_INTERNAL_KEY = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9.]+)+")
 
 
 def results_dir() -> Path:
@@ -73,6 +114,302 @@ def results_dir() -> Path:
     return path
 
 
+# ----------------------------------------------------------------------------- comparisons
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison of a claim; build it with :func:`compare` or :func:`ratio`.
+
+    ``kind`` is ``"difference"`` (``lhs op rhs``, ``rhs`` a sample key or a number) or ``"ratio"``
+    (``lhs / rhs op bound``: ``op`` ``">"``/``"<"`` with ``bound = (b, b)``, or ``"within"`` with
+    ``bound = (low, high)``).
+    """
+
+    kind: str
+    lhs: str
+    op: str
+    rhs: str | float
+    bound: tuple[float, float] | None = None
+
+    def keys(self) -> list[str]:
+        """The sample keys this comparison reads."""
+        return [self.lhs] + ([self.rhs] if isinstance(self.rhs, str) else [])
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind, "lhs": self.lhs, "op": self.op, "rhs": self.rhs}
+        if self.bound is not None:
+            out["bound"] = list(self.bound)
+        return out
+
+    @classmethod
+    def from_dict(cls, spec) -> Comparison:
+        """A comparison from its stored form (or from a ``(lhs, op, rhs)`` triple: :func:`compare`)."""
+        if isinstance(spec, Comparison):
+            return spec
+        if isinstance(spec, (tuple, list)) and len(spec) == 3:
+            return compare(*spec)
+        if not isinstance(spec, Mapping) or spec.get("kind") not in ("difference", "ratio"):
+            raise ValueError(f"a comparison must be compare(...), ratio(...) or (lhs, op, rhs), got {spec!r}")
+        if spec["kind"] == "difference":
+            return compare(spec["lhs"], spec["op"], spec["rhs"])
+        bound = spec.get("bound")
+        if not (isinstance(bound, (list, tuple)) and len(bound) == 2):
+            raise ValueError(f"a ratio comparison needs bound = [low, high], got {spec!r}")
+        if spec["op"] == "within":
+            return ratio(spec["lhs"], spec["rhs"], within=tuple(bound))
+        if spec["op"] in (">", "<"):
+            return ratio(spec["lhs"], spec["rhs"], **{"above" if spec["op"] == ">" else "below": bound[0]})
+        raise ValueError(f"a ratio comparison's op must be '>', '<' or 'within', got {spec['op']!r}")
+
+
+def _key(name: str, value) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a sample key (a non-empty string), got {value!r}")
+    return value
+
+
+def compare(lhs: str, op: str, rhs: str | float) -> Comparison:
+    """The claim ``lhs op rhs`` between two paired samples (or a sample and a number).
+
+    Decided by the 95 % t-interval of the mean per-seed difference ``lhs − rhs`` (one-sample
+    against ``rhs`` when it is a number).
+
+    >>> compare("DP-ADMM test error", "<", "DP-SGD test error").to_dict()["op"]
+    '<'
+    """
+    _key("lhs", lhs)
+    if op not in (">", "<"):
+        raise ValueError(f"op must be '>' or '<' (an interval decides strictness), got {op!r}")
+    if isinstance(rhs, bool) or not isinstance(rhs, (str, int, float, np.integer, np.floating)):
+        raise TypeError(f"rhs must be a sample key or a number, got {rhs!r}")
+    if isinstance(rhs, str):
+        _key("rhs", rhs)
+    else:
+        rhs = float(rhs)
+        if not math.isfinite(rhs):
+            raise ValueError(f"rhs must be a finite number, got {rhs!r}")
+    return Comparison("difference", lhs, op, rhs)
+
+
+def ratio(lhs: str, rhs: str, *, above: float | None = None, below: float | None = None,
+          within: tuple[float, float] | None = None) -> Comparison:
+    """A claim about the factor ``lhs / rhs`` of two paired positive samples (times, gaps).
+
+    Exactly one of ``above`` (the factor is larger than it: "more than 2× cheaper" is
+    ``ratio(exact_time, dp_time, above=2)``), ``below``, or ``within`` (a ``(low, high)`` range,
+    e.g. the paper's: holds when the interval lies inside it, does not hold when it misses it).
+    Decided by the 95 % t-interval of the mean per-seed ``log(lhs / rhs)``, reported as a factor
+    (the geometric mean of the per-seed ratios).
+    """
+    _key("lhs", lhs)
+    _key("rhs", rhs)
+    given = [name for name, v in (("above", above), ("below", below), ("within", within)) if v is not None]
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of above=, below=, within=; got {given or 'none'}")
+    if within is not None:
+        if not (isinstance(within, (tuple, list)) and len(within) == 2):
+            raise ValueError(f"within must be a (low, high) pair, got {within!r}")
+        low, high = float(within[0]), float(within[1])
+        if not (0 < low < high < math.inf):
+            raise ValueError(f"within must satisfy 0 < low < high < inf, got {within!r}")
+        return Comparison("ratio", lhs, "within", rhs, (low, high))
+    value = float(above if above is not None else below)
+    if not (0 < value < math.inf):
+        raise ValueError(f"{given[0]} must be a positive finite factor, got {value!r}")
+    return Comparison("ratio", lhs, ">" if above is not None else "<", rhs, (value, value))
+
+
+def paired_interval(lhs, rhs=0.0, *, log: bool = False, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Mean of the paired differences ``lhs − rhs`` and its two-sided Student-t interval.
+
+    ``rhs`` is an array of the same length (paired by position) or a number. With ``log=True``
+    the differences are ``log lhs − log rhs`` and the three numbers are returned as factors
+    (``exp``): the geometric mean ratio and its interval. With ``n`` pairs the interval is
+    ``mean ± t_{(1+confidence)/2, n−1} · sd / √n`` (``sd`` with ``n − 1`` in the denominator).
+    """
+    a = np.asarray(lhs, dtype=float)
+    b = np.broadcast_to(np.asarray(rhs, dtype=float), a.shape)
+    if a.ndim != 1 or a.size < 2:
+        raise ValueError(f"lhs must be a 1-D sample of at least 2 values, got shape {a.shape}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if log:
+        if np.any(a <= 0) or np.any(b <= 0):
+            raise ValueError("a ratio needs positive samples on both sides")
+        d = np.log(a) - np.log(b)
+    else:
+        d = a - b
+    if not np.all(np.isfinite(d)):
+        raise ValueError("the samples must be finite")
+    from scipy import stats
+
+    n = d.size
+    mean = float(d.mean())
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * d.std(ddof=1) / math.sqrt(n))
+    out = (mean, mean - half, mean + half)
+    return tuple(math.exp(v) for v in out) if log else out
+
+
+def _outcome(low: float, high: float, lo_bound: float, hi_bound: float, op: str) -> str:
+    """Holds / does not hold / inconclusive for an interval [low, high] against the bound(s)."""
+    if op == ">":
+        return "holds" if low > lo_bound else "does not hold" if high < lo_bound else "inconclusive"
+    if op == "<":
+        return "holds" if high < hi_bound else "does not hold" if low > hi_bound else "inconclusive"
+    # within: inside the range, or missing it altogether
+    return "holds" if lo_bound <= low and high <= hi_bound else "does not hold" if high < lo_bound or low > hi_bound \
+        else "inconclusive"
+
+
+def _margin(cmp: Comparison, estimate: float, low: float, high: float) -> float:
+    """How far a comparison is on the claimed side, in half-widths of its interval (above 1: it
+    holds; below −1: it does not).
+    Ranks comparisons for a row's headline (the weakest one, or the one most against)."""
+    if cmp.kind == "ratio":
+        estimate, low, high = (math.log(v) for v in (estimate, low, high))
+        lo_b, hi_b = (math.log(v) for v in cmp.bound)
+    else:
+        lo_b = hi_b = 0.0
+    se = (high - low) / 2
+    if cmp.op == "within":
+        gap = min(estimate - lo_b, hi_b - estimate)
+    else:
+        gap = (estimate - lo_b) if cmp.op == ">" else (hi_b - estimate)
+    if se > 0:
+        return gap / se
+    return math.copysign(math.inf, gap) if gap else 0.0
+
+
+def _at_trivial(values: np.ndarray, trivial: float, better: str) -> bool:
+    """A sample is at the trivial model when its interval does not show it better than the
+    trivial value (within noise of it, or worse)."""
+    _, low, high = paired_interval(values, trivial)
+    return not (high < 0 if better == "lower" else low > 0)
+
+
+def _check_samples(samples: Mapping, n_seeds: int | None) -> dict[str, np.ndarray]:
+    if not isinstance(samples, Mapping) or not samples:
+        raise ValueError("samples must be a non-empty dict key → per-seed values")
+    out = {}
+    for key, values in samples.items():
+        _key("samples key", key)
+        arr = np.asarray(values, dtype=float)
+        if arr.ndim != 1 or (n_seeds is not None and arr.size != n_seeds):
+            raise ValueError(f"samples[{key!r}] must hold one value per seed ({n_seeds}), got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"samples[{key!r}] must hold finite numbers, got {arr.tolist()}")
+        out[key] = arr
+    return out
+
+
+def _check_trivial(trivial: Mapping | None, better, keys) -> tuple[dict[str, float], dict[str, str]]:
+    trivial = dict(trivial or {})
+    unknown = sorted(set(trivial) - set(keys))
+    if unknown:
+        raise ValueError(f"trivial names keys that are not samples: {unknown}")
+    values = {}
+    for key, value in trivial.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(value)):
+            raise ValueError(f"trivial[{key!r}] must be a finite number (the trivial model's value), got {value!r}")
+        values[key] = float(value)
+    if not values:
+        return {}, {}
+    if isinstance(better, str):
+        better = {key: better for key in values}
+    if not isinstance(better, Mapping):
+        raise ValueError("better must be 'lower' or 'higher' (or a dict key → that) when trivial is given, "
+                         f"got {better!r}")
+    missing = sorted(set(values) - set(better))
+    wrong = {k: v for k, v in better.items() if v not in _BETTER}
+    if missing or wrong:
+        raise ValueError(f"better must say 'lower' or 'higher' for every trivial key; missing {missing}, "
+                         f"invalid {wrong}")
+    return values, {key: better[key] for key in values}
+
+
+def evaluate(samples: Mapping, tests: Mapping, *, trivial: Mapping | None = None,
+             better: str | Mapping | None = None) -> tuple[dict[str, dict], str]:
+    """Decide each comparison of ``tests`` on ``samples`` and the claim's verdict.
+
+    Parameters
+    ----------
+    samples
+        key → per-seed values (paired by position; every sample the same length ≥ 2).
+    tests
+        name → :func:`compare` / :func:`ratio` (or a ``(lhs, op, rhs)`` triple for :func:`compare`).
+    trivial
+        key → the trivial model's value of that quantity (zero model's objective, majority-class
+        error or accuracy).
+    better
+        ``"lower"`` or ``"higher"``: which way the trivial keys improve (one word for all, or a
+        dict per key); required with ``trivial``.
+
+    Returns
+    -------
+    comparisons, verdict
+        name → ``{"estimate", "low", "high", "outcome", "trivial", "at_trivial"}``
+        (``estimate`` the mean difference ``lhs − rhs``, or the factor ``lhs / rhs`` for a ratio;
+        ``at_trivial`` per side), and :func:`verdict_rule` on them.
+    """
+    arrays = _check_samples(samples, None)
+    sizes = {a.size for a in arrays.values()}
+    if len(sizes) != 1 or min(sizes) < 2:
+        raise ValueError(f"every sample must hold the same number (≥ 2) of per-seed values, got sizes "
+                         f"{sorted(sizes)}")
+    trivial_values, direction = _check_trivial(trivial, better, arrays)
+    if not isinstance(tests, Mapping) or not tests:
+        raise ValueError("tests must hold at least one comparison")
+    at_trivial = {k: _at_trivial(arrays[k], v, direction[k]) for k, v in trivial_values.items()}
+    out = {}
+    for name, spec in tests.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a test's name must be a non-empty string, got {name!r}")
+        cmp = Comparison.from_dict(spec)
+        for key in cmp.keys():
+            if key not in arrays:
+                raise ValueError(f"tests[{name!r}]: {key!r} is not a key of samples ({sorted(arrays)})")
+        rhs = arrays[cmp.rhs] if isinstance(cmp.rhs, str) else cmp.rhs
+        estimate, low, high = paired_interval(arrays[cmp.lhs], rhs, log=cmp.kind == "ratio")
+        lo_b, hi_b = cmp.bound if cmp.kind == "ratio" else (0.0, 0.0)
+        sides = [at_trivial.get(k) for k in cmp.keys()]
+        out[name] = {
+            "estimate": estimate, "low": low, "high": high,
+            "outcome": _outcome(low, high, lo_b, hi_b, cmp.op),
+            # trivial: every side has a trivial value and none is shown better than it
+            "trivial": all(s is True for s in sides),
+            "at_trivial": sides,
+        }
+    return out, verdict_rule(out)
+
+
+def verdict_rule(comparisons: Mapping[str, Mapping]) -> str:
+    """A claim's verdict from its comparisons (``outcome`` and ``trivial`` of each).
+
+    A claim is the conjunction of its comparisons, and a trivial comparison decides nothing:
+
+    * ``"does not hold here"`` if some non-trivial comparison does not hold;
+    * else ``"holds"`` if every comparison holds and none is trivial;
+    * else ``"at the trivial model"`` if every comparison is trivial;
+    * else ``"inconclusive"``.
+
+    Requiring each of k comparisons at 95 % to call a claim "holds" keeps the chance of calling a
+    false claim "holds" at most 2.5 % (an intersection–union test); a single reversed comparison
+    among many can be chance (2.5 % each when the true difference is zero), which is why the
+    table shows every comparison.
+    """
+    if not comparisons:
+        raise ValueError("a claim needs at least one comparison")
+    decided = [c for c in comparisons.values() if not c["trivial"]]
+    if any(c["outcome"] == "does not hold" for c in decided):
+        return "does not hold here"
+    if len(decided) == len(comparisons) and all(c["outcome"] == "holds" for c in decided):
+        return "holds"
+    if not decided:
+        return "at the trivial model"
+    return "inconclusive"
+
+
+# ----------------------------------------------------------------------------- the first edition
 def _value(measured: dict, term):
     if isinstance(term, str):
         if term not in measured:
@@ -82,8 +419,10 @@ def _value(measured: dict, term):
 
 
 def verdict_of(measured: dict, tests: dict) -> str:
-    """The verdict that ``tests`` (name → (lhs, op, rhs), a side a key of ``measured`` or a
-    number) give on ``measured``."""
+    """The first edition's verdict (no interval): ``tests`` (name → (lhs, op, rhs), a side a key
+    of ``measured`` or a number) as strict comparisons of means — ``"holds"`` when all are true,
+    ``"does not hold here"`` when none is, ``"holds partly"`` otherwise. Kept for records not yet
+    migrated; a new record is decided by :func:`evaluate`."""
     if not tests:
         raise ValueError("tests must hold at least one comparison")
     outcomes = []
@@ -97,8 +436,46 @@ def verdict_of(measured: dict, tests: dict) -> str:
     return "does not hold here" if not any(outcomes) else "holds partly"
 
 
-def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, measured: dict,
-           tests: dict, note: str = "") -> str:
+# ----------------------------------------------------------------------------- recording
+def _labels(labels: Mapping | None, keys) -> dict[str, str]:
+    labels = dict(labels or {})
+    unknown = sorted(set(labels) - set(keys))
+    if unknown:
+        raise ValueError(f"labels names keys that are not samples: {unknown}")
+    bad = {k: v for k, v in labels.items() if not isinstance(v, str) or not v.strip()}
+    if bad:
+        raise ValueError(f"labels must be non-empty strings, got {bad}")
+    out = {key: labels.get(key, key) for key in keys}
+    internal = sorted(k for k, v in out.items() if _INTERNAL_KEY.fullmatch(v))
+    if internal:
+        raise ValueError(f"samples keys {internal} read like variable names: give each a label a reader "
+                         f"understands, e.g. labels={{{internal[0]!r}: 'ADMM test objective, ε = 0.1'}}")
+    return out
+
+
+def _paper_value(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return f"{float(value[0]):g}–{float(value[1]):g}"
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    raise TypeError(f"paper_value must be a string, a number or a (low, high) pair, got {value!r}")
+
+
+def _write(entry: dict) -> None:
+    path = results_dir() / f"{entry['id']}.json"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(entry, indent=1, ensure_ascii=False))
+    tmp.replace(path)  # a reader never sees half a record
+
+
+def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, tests: Mapping,
+           seeds: Sequence[int] | None = None, samples: Mapping | None = None, labels: Mapping | None = None,
+           trivial: Mapping | None = None, better: str | Mapping | None = None, paper_value=None,
+           note: str = "", measured: Mapping | None = None) -> str:
     """Record the book's test of one paper claim and return its verdict (see module doc).
 
     Parameters
@@ -108,31 +485,100 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, m
     chapter, paper, claim, where
         The chapter's file name (``"huang2019"``), the paper, the claim in words, and where in
         the chapter it is tested.
-    measured
-        Named numbers from the chapter's own run (finite floats).
     tests
-        name → ``(lhs, op, rhs)``, op one of ``> >= < <=``; each side a key of ``measured`` or
-        a number.
+        name (a sentence a reader understands) → :func:`compare` / :func:`ratio`; a
+        ``(lhs, op, rhs)`` triple is read as :func:`compare`.
+    seeds
+        The seeds of the runs, at least :data:`MIN_SEEDS` (the published build:
+        :data:`MIN_SEEDS_FULL`); position ``i`` of every sample is the run with ``seeds[i]``.
+    samples
+        key → one number per seed. Keys are shown on the page: make them readable, or give
+        ``labels``.
+    labels
+        key → the words the page shows for it (default: the key itself; required for a key that
+        reads like a variable name, such as ``admm_eps0``).
+    trivial, better
+        key → the trivial model's value of that quantity, and which way it improves
+        (``"lower"``/``"higher"``, or a dict per key); see :func:`evaluate`.
+    paper_value
+        What the paper reports for a claim about a magnitude (``"9.7–12.9× (Table II)"``, a
+        number or a ``(low, high)`` pair), shown next to ours.
     note
         What the reader should know beyond the verdict (settings, caveats).
+    measured
+        The first edition's form (key → mean, ``tests`` triples compared strictly): kept for
+        chapters not yet migrated; give ``samples`` and ``seeds`` instead.
     """
     if not re.fullmatch(r"[A-Za-z0-9._-]+", claim_id or ""):
         raise ValueError(f"claim_id must be letters, digits and ._- only, got {claim_id!r}")
+    for name, value in (("chapter", chapter), ("paper", paper), ("claim", claim), ("where", where)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    if (measured is None) == (samples is None):
+        raise ValueError("give samples= (one value per seed, with seeds=) or, in the old form, measured=; not both")
+    if measured is not None:
+        return _record_old(claim_id, chapter, paper, claim, where, measured, tests, note)
+    if seeds is None or isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+        raise ValueError(f"seeds must be the list of the runs' seeds, got {seeds!r}")
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seeds):
+        raise TypeError(f"seeds must be integers, got {list(seeds)!r}")
+    seeds = [int(s) for s in seeds]
+    if len(set(seeds)) != len(seeds) or len(seeds) < MIN_SEEDS:
+        raise ValueError(f"seeds must hold at least {MIN_SEEDS} distinct seeds, got {seeds}")
+    arrays = _check_samples(samples, len(seeds))
+    names = _labels(labels, arrays)
+    trivial_values, direction = _check_trivial(trivial, better, arrays)
+    specs = {name: Comparison.from_dict(spec) for name, spec in (tests or {}).items()}
+    comparisons, verdict = evaluate(arrays, specs, trivial=trivial_values, better=direction)
+    entry = {"id": claim_id, "format": 2, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
+             "confidence": CONFIDENCE, "seeds": seeds, "samples": {k: v.tolist() for k, v in arrays.items()},
+             "labels": names, "trivial": trivial_values, "better": direction,
+             "tests": {k: v.to_dict() for k, v in specs.items()}, "paper_value": _paper_value(paper_value),
+             "comparisons": comparisons, "verdict": verdict, "note": note}
+    _write(entry)
+    return verdict
+
+
+def _record_old(claim_id, chapter, paper, claim, where, measured, tests, note) -> str:
     measured = {str(k): float(v) for k, v in measured.items()}
     bad = [k for k, v in measured.items() if not math.isfinite(v)]
     if bad:
         raise ValueError(f"measured must hold finite numbers; not finite: {bad}")
     verdict = verdict_of(measured, tests)
-    entry = {"id": claim_id, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
-             "measured": measured, "tests": {k: list(v) for k, v in tests.items()}, "verdict": verdict,
-             "note": note}
-    path = results_dir() / f"{claim_id}.json"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entry, indent=1, ensure_ascii=False))
-    tmp.replace(path)  # a reader never sees half a record
+    _write({"id": claim_id, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
+            "measured": measured, "tests": {k: list(v) for k, v in tests.items()}, "verdict": verdict, "note": note})
     return verdict
 
 
+def samples_from(frame, value: str, by: str | Sequence[str], label: str, seed: str = "seed"):
+    """Per-seed samples for :func:`record` from a tidy frame with one row per run.
+
+    ``label`` is a format string over the ``by`` columns (``"{method} test error, ε = {epsilon:g}"``).
+    Every group must hold the same seeds, once each. Returns ``(seeds, samples)``.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    missing = sorted({value, seed, *by} - set(frame.columns))
+    if missing:
+        raise ValueError(f"samples_from: columns {missing} are not in the frame ({list(frame.columns)})")
+    if frame.duplicated(subset=[seed, *by]).any():
+        raise ValueError(f"samples_from: several rows per ({seed}, {', '.join(by)}); aggregate each run to one "
+                         f"row of {value!r} first")
+    wide = frame.pivot(index=seed, columns=by, values=value).sort_index()
+    holes = wide.isna()
+    if holes.any().any():
+        where_missing = {str(col): [int(s) for s in wide.index[holes[col]]] for col in wide.columns[holes.any()]}
+        raise ValueError(f"samples_from: every group must hold the same seeds; missing {where_missing}")
+    samples = {}
+    for col in wide.columns:
+        fields = dict(zip(by, col if isinstance(col, tuple) else (col,)))
+        name = label.format(**fields)
+        if name in samples:
+            raise ValueError(f"samples_from: label {label!r} gives {name!r} to two groups")
+        samples[name] = wide[col].to_numpy(dtype=float).tolist()
+    return [int(s) for s in wide.index], samples
+
+
+# ----------------------------------------------------------------------------- reading
 def load(directory: Path | None = None) -> list[dict]:
     """Every claim record in ``directory`` (default :func:`results_dir`), sorted by id."""
     directory = results_dir() if directory is None else Path(directory)
@@ -148,15 +594,14 @@ def load(directory: Path | None = None) -> list[dict]:
     return sorted(entries, key=lambda e: e["id"])
 
 
-def problems(entry: dict) -> list[str]:
-    """What is wrong with a stored record (empty when nothing): missing fields, numbers that are
-    not finite, or a verdict that its own measured numbers and comparisons do not give."""
-    missing = [k for k in ("id", "chapter", "paper", "claim", "where", "measured", "tests", "verdict") if k not in entry]
-    if missing:
-        return [f"missing fields {missing}"]
+def _is_old(entry: dict) -> bool:
+    return "measured" in entry and "samples" not in entry
+
+
+def _problems_old(entry: dict) -> list[str]:
     found = []
-    if entry["verdict"] not in VERDICTS:
-        found.append(f"verdict {entry['verdict']!r} is not one of {VERDICTS}")
+    if entry["verdict"] not in OLD_VERDICTS:
+        found.append(f"verdict {entry['verdict']!r} is not one of {OLD_VERDICTS}")
     try:
         measured = {str(k): float(v) for k, v in entry["measured"].items()}
         if not all(math.isfinite(v) for v in measured.values()):
@@ -169,28 +614,195 @@ def problems(entry: dict) -> list[str]:
     return found
 
 
+_STORED = ("estimate", "low", "high")
+
+
+def problems(entry: dict, *, min_seeds: int = MIN_SEEDS) -> list[str]:
+    """What is wrong with a stored record (empty when nothing).
+
+    Missing fields, too few seeds (fewer than ``min_seeds``; the published build passes
+    :data:`MIN_SEEDS_FULL`), samples that are not one finite number per seed, a key shown as a
+    variable name, and above all stored intervals or a verdict that the record's own samples do
+    not give (a typed verdict, or numbers edited after the run). A record in the first edition's
+    form is checked by its own rule (:func:`verdict_of`).
+    """
+    base = ("id", "chapter", "paper", "claim", "where", "tests", "verdict")
+    fields = base + (("measured",) if _is_old(entry) else
+                     ("format", "seeds", "samples", "labels", "trivial", "better", "comparisons", "confidence"))
+    missing = [k for k in fields if k not in entry]
+    if missing:
+        return [f"missing fields {missing}"]
+    if _is_old(entry):
+        return _problems_old(entry)
+    found = []
+    if entry["verdict"] not in VERDICTS:
+        found.append(f"verdict {entry['verdict']!r} is not one of {VERDICTS}")
+    if entry["confidence"] != CONFIDENCE:
+        found.append(f"confidence {entry['confidence']!r} is not the book's {CONFIDENCE}")
+    seeds = entry["seeds"]
+    if not isinstance(seeds, list) or len(set(map(str, seeds))) != len(seeds) or len(seeds) < min_seeds:
+        found.append(f"it holds {len(seeds) if isinstance(seeds, list) else seeds!r} distinct seeds; "
+                     f"at least {min_seeds} are needed")
+    try:
+        arrays = _check_samples(entry["samples"], len(seeds) if isinstance(seeds, list) else None)
+        unlabelled = sorted(set(arrays) - set(entry["labels"]))
+        if unlabelled:
+            found.append(f"samples {unlabelled} have no label")
+        _labels(entry["labels"], arrays)
+        computed, verdict = evaluate(arrays, entry["tests"], trivial=entry["trivial"], better=entry["better"])
+    except (AttributeError, TypeError, ValueError) as exc:
+        return found + [f"its comparisons cannot be evaluated: {exc}"]
+    stored = entry["comparisons"]
+    if not isinstance(stored, Mapping) or set(stored) != set(computed):
+        found.append(f"its stored comparisons {sorted(stored) if isinstance(stored, Mapping) else stored!r} "
+                     f"are not its tests {sorted(computed)}")
+    else:
+        for name, c in computed.items():
+            s = stored[name]
+            try:
+                same = (all(math.isclose(float(s[k]), c[k], rel_tol=1e-9, abs_tol=1e-12) for k in _STORED)
+                        and s["outcome"] == c["outcome"] and bool(s["trivial"]) == c["trivial"])
+            except (KeyError, TypeError, ValueError):
+                same = False
+            if not same:
+                found.append(f"comparison {name!r} is stored as {_describe(s)} but its samples give {_describe(c)}")
+    if entry["verdict"] != verdict:
+        found.append(f"it says {entry['verdict']!r} but its samples give {verdict!r}")
+    return found
+
+
+def _describe(c) -> str:
+    try:
+        return (f"{c['outcome']}{' (trivial)' if c['trivial'] else ''}, "
+                f"{c['estimate']:.6g} [{c['low']:.6g}, {c['high']:.6g}]")
+    except (KeyError, TypeError, ValueError):
+        return repr(c)
+
+
+# ----------------------------------------------------------------------------- the table
 def _paper_rank(claim_id: str) -> int:
     prefix = claim_id.split(".", 1)[0]
     return _PAPER_ORDER.index(prefix) if prefix in _PAPER_ORDER else len(_PAPER_ORDER)
 
 
-def _number(value: float) -> str:
-    return f"{value:.4g}"
+def _decimals(low: float, high: float, value: float) -> int:
+    """Decimals that show an interval's width to two significant digits (at most 6)."""
+    width = abs(high - low)
+    scale = width if width > 0 else abs(value)
+    if scale == 0 or not math.isfinite(scale):
+        return 2
+    return int(min(6, max(0, 1 - math.floor(math.log10(scale)))))
 
 
-def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]] | None = None):
-    """The reproducibility table: one row per claim, built from the records, never typed.
+def _fmt(value: float, decimals: int, sign: bool = False) -> str:
+    text = f"{value:+.{decimals}f}" if sign else f"{value:.{decimals}f}"
+    return text.replace("-", "−")
 
-    Every id of ``expected`` (default :data:`EXPECTED`) gets a row, with verdict
-    :data:`NOT_TESTED` when no chapter recorded it; every other record (a claim a chapter found)
-    gets a row too. The verdict shown is recomputed from the record's numbers; a record whose
-    stored verdict disagrees is shown as ``"inconsistent record"`` (and fails the test suite).
+
+def _oriented(cmp: Comparison, c: Mapping) -> tuple[float, float, float]:
+    """A difference turned so that positive is the claimed direction (``rhs − lhs`` for ``<``)."""
+    if cmp.kind == "ratio" or cmp.op == ">":
+        return c["estimate"], c["low"], c["high"]
+    return -c["estimate"], -c["high"], -c["low"]
+
+
+def _effect_text(cmp: Comparison, c: Mapping) -> str:
+    est, low, high = _oriented(cmp, c)
+    if cmp.kind == "ratio":
+        d = max(1, min(_decimals(low, high, est), 3))
+        return f"{_fmt(est, d)}× (95 % CI {_fmt(low, d)}–{_fmt(high, d)}×)"
+    d = _decimals(low, high, est)
+    return f"{_fmt(est, d, True)} (95 % CI {_fmt(low, d, True)} to {_fmt(high, d, True)})"
+
+
+def _difference_text(cmp: Comparison, labels: Mapping) -> str:
+    name = lambda key: labels.get(key, key) if isinstance(key, str) else f"{key:g}"  # noqa: E731
+    if cmp.kind == "ratio":
+        bound = (f"within {cmp.bound[0]:g}–{cmp.bound[1]:g}×" if cmp.op == "within"
+                 else f"{'above' if cmp.op == '>' else 'below'} {cmp.bound[0]:g}×")
+        return f"{name(cmp.lhs)} ÷ {name(cmp.rhs)}, claimed {bound}"
+    first, second = (cmp.lhs, cmp.rhs) if cmp.op == ">" else (cmp.rhs, cmp.lhs)
+    return f"{name(first)} − {name(second)}, claimed > 0"
+
+
+def evidence(entry: dict):
+    """One row per comparison of a record (an interval record; empty for the first edition's
+    form): the comparison, what is compared, the effect in the claimed direction with its
+    interval (for a difference: positive = as claimed; for a ratio: the factor), its outcome and
+    whether it is trivial.
 
     Returns
     -------
     pandas.DataFrame
-        Indexed by claim id, columns ``paper, claim, chapter, where, measured, tests, verdict,
-        note, listed`` (``listed``: the claim is one of ``expected``), papers in book order.
+        Columns ``comparison, compares, kind, effect, low, high, bound_low, bound_high, outcome,
+        trivial, status, text, at_trivial, margin`` (``status``: the outcome, or ``"trivial"``;
+        ``text``: the effect and its interval in words; ``at_trivial``: the sides no better than
+        the trivial model).
+    """
+    import pandas as pd
+
+    columns = ["comparison", "compares", "kind", "effect", "low", "high", "bound_low", "bound_high", "outcome",
+               "trivial", "status", "text", "at_trivial", "margin"]
+    if _is_old(entry) or not entry.get("comparisons"):
+        return pd.DataFrame(columns=columns)
+    labels = entry.get("labels", {})
+    rows = []
+    for name, spec in entry["tests"].items():
+        cmp, c = Comparison.from_dict(spec), entry["comparisons"][name]
+        est, low, high = _oriented(cmp, c)
+        bound = cmp.bound if cmp.kind == "ratio" else (0.0, 0.0)
+        sides = [labels.get(k, k) for k, at in zip(cmp.keys(), c.get("at_trivial", [])) if at]
+        rows.append({"comparison": name, "compares": _difference_text(cmp, labels), "kind": cmp.kind,
+                     "effect": est, "low": low, "high": high, "bound_low": bound[0], "bound_high": bound[1],
+                     "outcome": c["outcome"], "trivial": bool(c["trivial"]),
+                     "status": "trivial" if c["trivial"] else c["outcome"], "text": _effect_text(cmp, c),
+                     "at_trivial": ", ".join(sides), "margin": _margin(cmp, c["estimate"], c["low"], c["high"])})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _headline(entry: dict, verdict: str) -> tuple[str, str]:
+    """The comparison a row shows (the one that decides the verdict) and its effect, and a count
+    of the outcomes."""
+    ev = evidence(entry)
+    counts = ev["status"].value_counts()
+    parts = [f"{int(counts.get(s, 0))} {w}" for s, w in (("holds", "hold"), ("does not hold", "against"),
+                                                         ("inconclusive", "inconclusive"), ("trivial", "trivial"))
+             if counts.get(s, 0)]
+    tally = f"{_count(len(ev), 'comparison')}: " + ", ".join(parts)
+    if verdict == "does not hold here":
+        pick = ev[(ev.status == "does not hold")]
+    elif verdict == "holds":
+        pick = ev
+    else:
+        pick = ev[ev.status == "inconclusive"] if (ev.status == "inconclusive").any() else ev
+    row = pick.loc[pick["margin"].idxmin()] if verdict != "at the trivial model" else ev.iloc[0]
+    effect = f"{row['comparison']}: {row['text']}"
+    if entry.get("paper_value"):
+        effect += f"; paper: {entry['paper_value']}"
+    return effect, tally
+
+
+def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]] | None = None, *,
+          min_seeds: int = MIN_SEEDS):
+    """The reproducibility table: one row per claim, built from the records, never typed.
+
+    Every id of ``expected`` (default :data:`EXPECTED`) gets a row, with verdict
+    :data:`NOT_TESTED` when no chapter recorded it; every other record (a claim a chapter found)
+    gets a row too. The verdict shown is recomputed from the record; a record with
+    :func:`problems` (at ``min_seeds``) is shown as ``"inconsistent record"`` (and fails the
+    test suite), one in the first edition's form as :data:`NO_INTERVAL`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by claim id, columns ``paper, claim, chapter, where, verdict, effect, tally,
+        seeds, note, listed, old_verdict`` (``effect``: the deciding comparison with its 95 %
+        interval; ``tally``: the comparisons' outcomes; ``old_verdict``: a first-edition record's
+        own verdict), papers in book order.
     """
     import pandas as pd
 
@@ -198,24 +810,81 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
     expected = EXPECTED if expected is None else expected
     by_id = {e["id"]: e for e in records}
     rows = []
+    columns = ["id", "paper", "claim", "chapter", "where", "verdict", "effect", "tally", "seeds", "note", "listed",
+               "old_verdict"]
     for claim_id in sorted(set(expected) | set(by_id), key=lambda i: (_paper_rank(i), i not in expected, i)):
         entry = by_id.get(claim_id)
         paper, claim = expected.get(claim_id, (None, None))
-        if entry is None:
-            rows.append({"id": claim_id, "paper": paper, "claim": claim, "chapter": "", "where": "", "measured": "",
-                         "tests": "", "verdict": NOT_TESTED, "note": "", "listed": True})
-            continue
-        bad = problems(entry)
-        measured = entry.get("measured", {})
-        tests = entry.get("tests", {})
-        rows.append({
-            "id": claim_id, "paper": entry.get("paper", paper), "claim": entry.get("claim", claim),
-            "chapter": entry.get("chapter", ""), "where": entry.get("where", ""),
-            "measured": "; ".join(f"{k} = {_number(float(v))}" for k, v in measured.items()),
-            "tests": "; ".join(f"{name}: {' '.join(str(t) for t in spec)}" for name, spec in tests.items()),
-            "verdict": "inconsistent record" if bad else entry["verdict"],
-            "note": "; ".join(bad) if bad else entry.get("note", ""),
-            "listed": claim_id in expected,
-        })
-    columns = ["id", "paper", "claim", "chapter", "where", "measured", "tests", "verdict", "note", "listed"]
+        row = {"id": claim_id, "paper": paper, "claim": claim, "chapter": "", "where": "", "verdict": NOT_TESTED,
+               "effect": "", "tally": "", "seeds": 0, "note": "", "listed": claim_id in expected, "old_verdict": ""}
+        if entry is not None:
+            bad = problems(entry, min_seeds=min_seeds)
+            row.update(paper=entry.get("paper", paper), claim=entry.get("claim", claim),
+                       chapter=entry.get("chapter", ""), where=entry.get("where", ""), note=entry.get("note", ""))
+            if bad:
+                row.update(verdict="inconsistent record", note="; ".join(bad))
+            elif _is_old(entry):
+                row.update(verdict=NO_INTERVAL, old_verdict=entry["verdict"],
+                           tally=f"{_count(len(entry['tests']), 'comparison')} of means, no per-seed numbers")
+            else:
+                effect, tally = _headline(entry, entry["verdict"])
+                row.update(verdict=entry["verdict"], effect=effect, tally=tally, seeds=len(entry["seeds"]))
+        rows.append(row)
     return pd.DataFrame(rows, columns=columns).set_index("id")
+
+
+# ----------------------------------------------------------------------------- the forest plot
+#: Colour of each comparison status in the forest plot (and of each verdict on the page).
+STATUS_COLOURS = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive": "#b35806", "trivial": "#999999"}
+
+
+def evidence_chart(entry: dict, *, width: int = 260, label_width: int = 230):
+    """A forest plot of a record's comparisons: one row each, the effect in the claimed
+    direction with its 95 % interval, a line at zero (a factor's bound, a paper's range as a
+    band), coloured by outcome, trivial ones grey. ``None`` for a first-edition record (no
+    interval). Differences and factors get separate panels (their scales differ)."""
+    import altair as alt
+
+    ev = evidence(entry)
+    if ev.empty:
+        return None
+    ev = ev.assign(effect_text=ev["text"], order=range(len(ev)))[
+        ["comparison", "compares", "kind", "effect", "low", "high", "bound_low", "bound_high", "status", "effect_text",
+         "order"]]  # what the chart draws (no infinite margin: Vega reads JSON)
+    colour = alt.Color("status:N", title="comparison",
+                       scale=alt.Scale(domain=list(STATUS_COLOURS), range=list(STATUS_COLOURS.values())),
+                       legend=alt.Legend(orient="bottom", direction="horizontal"))
+    y = alt.Y("comparison:N", sort=alt.EncodingSortField("order"), title=None,
+              axis=alt.Axis(labelLimit=label_width, grid=False))
+    tooltip = [alt.Tooltip("comparison:N"), alt.Tooltip("compares:N"), alt.Tooltip("effect_text:N", title="effect"),
+               alt.Tooltip("status:N", title="outcome")]
+    panels = []
+    for kind, frame in ev.groupby("kind", sort=False):
+        if kind == "difference":
+            title, scale = "difference in the claimed direction (95 % CI)", alt.Scale(zero=True, nice=True)
+        else:
+            values = frame[["low", "high", "bound_low", "bound_high"]].to_numpy()
+            if values.max() / values.min() > 10:  # factors over more than a decade: log scale
+                title, scale = "factor (95 % CI, log scale)", alt.Scale(type="log", nice=False, padding=12)
+            else:
+                title, scale = "factor (95 % CI)", alt.Scale(zero=False, nice=True)
+        x = lambda field: alt.X(f"{field}:Q", title=title, scale=scale)  # noqa: E731 (one title on every layer)
+        base = alt.Chart(frame)
+        layers = []
+        ranged = frame[frame.bound_high > frame.bound_low]
+        if len(ranged):  # a claimed range (the paper's), as a band on its rows
+            layers.append(alt.Chart(ranged).mark_rect(color="#9ecae1", opacity=0.45)
+                          .encode(x=x("bound_low"), x2="bound_high:Q", y=y))
+        if kind == "difference":  # zero: one line across the panel
+            layers.append(alt.Chart(frame.head(1)).mark_rule(color="#333333", strokeDash=[4, 3])
+                          .encode(x=x("bound_low")))
+        elif len(ranged) < len(frame):  # each factor's bound, on its own row
+            layers.append(alt.Chart(frame[frame.bound_high == frame.bound_low])
+                          .mark_tick(color="#333333", thickness=2, size=18).encode(x=x("bound_low"), y=y))
+        layers.append(base.mark_rule(strokeWidth=2).encode(x=x("low"), x2="high:Q", y=y, color=colour,
+                                                           tooltip=tooltip))
+        layers.append(base.mark_point(filled=True, size=60, opacity=1).encode(x=x("effect"), y=y, color=colour,
+                                                                               tooltip=tooltip))
+        panels.append(alt.layer(*layers).properties(width=width, height=22 * len(frame) + 8))
+    chart = panels[0] if len(panels) == 1 else alt.vconcat(*panels).resolve_scale(x="independent")
+    return chart
