@@ -11,10 +11,12 @@ What is tested, and the exact property each test checks:
   exactly as the centralized round does and no other block, so with the visited user uniform
   (the walk's stationary law on the complete graph, checked too) ``E[u_{k+1} | u_k] = u_k +
   (T(u_k) − u_k)/n``, T the centralized operator — checked exactly by averaging over all i;
-* ε: the ledger matches dp-accounting (exact Gaussian composition for q = 1; Poisson-subsampled
-  Gaussian, add/remove-one with the doubled bound, for q < 1, which upper-bounds dp-accounting's
-  REPLACE_ONE analysis of the same noise); the paper's statements (closed forms, validity
-  conditions, calibration="paper");
+* ε: the ledger matches dp-accounting (exact Gaussian composition; federated: one release per
+  participation of the most exposed user, counted from the run's own schedule; DP-SGD:
+  Poisson-subsampled Gaussian, add/remove-one with the doubled bound, which upper-bounds
+  dp-accounting's REPLACE_ONE analysis of the same noise); the paper's statements (closed forms,
+  validity conditions, calibration="paper"); the federated and DP-SGD ε against an exact
+  computation for n ≤ 3 users are in ``tests/test_federated_privacy.py``;
 * privacy bugs: the noise actually added (same seed, noise on/off) has the ledger's σ; replacing
   one record by worst-case candidates moves a u-block update by at most the ledger's Δ;
 * bad inputs raise a ValueError naming the parameter; extreme slider values stay finite;
@@ -282,20 +284,22 @@ def test_centralized_epsilon_matches_dp_accounting():
     assert trace.privacy.epsilon == pytest.approx(reference, rel=2e-3)
 
 
-def test_federated_epsilon_matches_dp_accounting_for_poisson_sampling():
+def test_federated_ledger_counts_the_participations_of_the_most_exposed_user():
+    """No amplification by sampling: each participation of the most exposed user is a full Gaussian release."""
     problem = lasso(n=100)
     trace = dl.run("private_admm_federated", problem, epsilon=2.0, delta=1e-5, iterations=50, sampling_rate=0.1,
-                   **OPTIONS)
+                   seed=3, **OPTIONS)
     (event,) = trace.ledger
-    assert event.sampling_rate == 0.1 and event.count == 50
-    theta, C, sigma = OPTIONS["relaxation"], OPTIONS["clip"], trace.noise["sigma"]
-    # the ledger: add/remove-one analysis with twice a user's contribution bound 2θC
+    # the schedule the run drew (its own sampling stream, replayed here): rounds each user took part in
+    rng = np.random.default_rng(3).spawn(2)[0]
+    most = int((rng.random((50, 100)) < 0.1).sum(axis=0).max())
+    assert event.count == most == trace.noise["participations_of_most_exposed_user"] and 1 < most < 50
+    assert event.sampling_rate == 1.0
+    theta, C = OPTIONS["relaxation"], OPTIONS["clip"]
     assert event.sensitivity == pytest.approx(4 * theta * C)
-    as_recorded = _dp_accounting_epsilon(event.noise / event.sensitivity, 50, 1e-5, q=0.1)
-    assert trace.privacy.epsilon == pytest.approx(as_recorded, rel=0.02)
-    # … which upper-bounds the replace-one analysis of the same noise (contribution bound 2θC)
-    replace_one = _dp_accounting_epsilon(theta * sigma / (2 * theta * C), 50, 1e-5, q=0.1, relation="replace")
-    assert trace.privacy.epsilon >= replace_one
+    assert event.noise == pytest.approx(theta * trace.noise["sigma"])
+    reference = _dp_accounting_epsilon(event.noise / event.sensitivity, most, 1e-5)
+    assert trace.privacy.epsilon == pytest.approx(reference, rel=2e-3)
 
 
 @pytest.mark.parametrize("q, z, count", [(0.01, 1.0, 100), (0.1, 2.0, 100), (0.1, 5.0, 1000), (0.5, 3.0, 20)])
@@ -549,8 +553,13 @@ def test_other_problems_and_finite_epsilon_for_twins_are_refused():
         dl.run("private_admm", fused, epsilon=1.0, delta=1e-5, iterations=2, gamma=10.0)
     with pytest.raises(ValueError, match="epsilon"):
         dl.run("admm_consensus", lasso(), epsilon=1.0, iterations=2)
-    with pytest.raises(ValueError, match="clip"):  # a sampled user's whole message must be bounded
-        dl.run("private_admm_federated", logistic(), epsilon=1.0, delta=1e-5, iterations=2, gamma=10.0)
+    with pytest.raises(ValueError, match="clip"):  # the squared loss has no Lipschitz constant
+        dl.run("private_admm_federated", lasso(), epsilon=1.0, delta=1e-5, iterations=2, gamma=10.0)
+    # the logistic loss is: a federated run needs no clip, its Δ is the prox bound 2θ·2Lγ/n
+    trace = dl.run("private_admm_federated", logistic(), epsilon=1.0, delta=1e-5, iterations=2, gamma=10.0)
+    assert trace.ledger[0].sensitivity == pytest.approx(2 * 0.5 * 2 * 10.0 / 60)
+    with pytest.raises(ValueError, match="at least 2 users"):  # the walk passes the model on: n = 1 has nowhere to go
+        dl.run("private_admm_walk", lasso(n=1), epsilon=1.0, delta=1e-5, iterations=2, **OPTIONS)
 
 
 @pytest.mark.parametrize("name", ADMM + ("dp_prox_sgd",))
@@ -602,15 +611,15 @@ def test_exercise_checks_accept_the_answers_and_name_the_mistakes():
     assert "not answered" in ex.check_noise_multiplier(...).message
 
 
-def test_noise_scale_is_what_a_run_uses_and_federated_traces_report_the_local_guarantee():
+def test_noise_scale_is_what_a_run_uses_and_the_federated_schedule_is_checked(monkeypatch):
     problem = lasso(n=80)
     options = dict(epsilon=1.0, delta=1e-5, iterations=30, seed=4, sampling_rate=0.25, **OPTIONS)
     sigma, ledger, claim = fp.noise_scale("private_admm_federated", problem, **options)
     trace = dl.run("private_admm_federated", problem, **options)
     assert sigma == trace.noise["sigma"] and ledger == trace.ledger and claim == trace.privacy_paper
-    # the local model: every participation of the most exposed user, no amplification
     most = trace.noise["participations_of_most_exposed_user"]
-    assert 1 <= most <= 30
-    local = accounting.ledger_epsilon([PrivacyEvent("gaussian", ledger[0].sensitivity, ledger[0].noise, count=most)],
-                                      1e-5)
-    assert trace.noise["local_epsilon"] == pytest.approx(local) and local > trace.privacy.epsilon
+    assert 1 <= most <= 30 and ledger[0].count == most
+    # the count is drawn before the run; a ledger that does not match the run's schedule is refused
+    monkeypatch.setattr(fp, "_most_participations", lambda *args: most - 1)
+    with pytest.raises(RuntimeError, match="does not describe this run"):
+        dl.run("private_admm_federated", problem, **options)
