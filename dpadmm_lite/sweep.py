@@ -28,11 +28,47 @@ that address (``tcp://host:8786``), or to a local cluster of N worker processes 
 extra: ``pip install "dpadmm-lite[dask]"``.
 
 **The cache** stores data, never code: one Parquet file per sweep, named
-``<name>-<key>.<digest>.parquet``. The key covers the sweep's name, grid, seeds, the task's
-source code and the library's source code (change any of them and the sweep re-runs); the
-digest is the SHA-256 of the file's bytes, checked before the file is parsed. A file that fails
-the check or does not parse (truncated, corrupt, written by something else) is reported with a
-:class:`CacheWarning`, deleted and recomputed. The cache lives in ``$DPADMM_CACHE`` (the book
+``<name>-<key>.<digest>.parquet``. The key is a SHA-256 of everything the result depends on:
+
+* the sweep's arguments: its name, grid (values and order) and seeds;
+* the task, by content: its code (bytecode and constants: a change of comments or layout does
+  not count), its default and keyword-only default arguments, the contents of its closure
+  cells, the module constants and notebook globals it reads — and, recursively, the same for
+  every function it calls or reads that is not installed code (a helper in the same notebook,
+  a ``functools.partial``'s function and arguments, a bound method and its object, the function
+  inside an ``lru_cache``). Values are hashed by content: numbers, strings, containers, numpy
+  arrays (bytes, dtype, shape), pandas objects, sparse matrices, :class:`~dpadmm_lite.problems.Problem`
+  objects and any other object through its pickled state (never an ``id`` or an address, so
+  the key is the same in every process). Functions of installed packages count by name and
+  version; the library's by name, since
+* the library counts as a whole: every file of ``dpadmm_lite`` (its code and the data it
+  ships) as this process imported it, its version, the Python, numpy, scipy and pandas
+  versions, and any algorithm registered from outside the library. (When the files change on
+  disk after the import, a kernel still runs the old code: its results are then returned but
+  not cached, with a :class:`CacheWarning`.)
+
+Change any of them and the sweep re-runs. Not in the key: files the task reads by name (other
+than the library's data), and state reached only through ``globals()``/``eval``. Memoised
+values are left out where the library knows they are derived: the values of a
+``functools.cached_property``, the contents of an ``lru_cache``, and the library's own private
+attributes (e.g. a problem's cached reference optimum); a plain dict used as a memo counts
+with whatever it holds at the time of the call. A value that cannot be hashed by content
+(a lock, an open file, a generator, a widget) makes the sweep run uncached with a
+:class:`CacheWarning` naming it: results are never served for values the key did not see.
+
+The digest is the SHA-256 of the file's bytes, checked before the file is parsed, and the file
+carries its full key in its Parquet metadata, checked after; a file that fails either check,
+is not a regular file (a symlink), or does not parse (truncated, corrupt, written by
+something else) is reported with a :class:`CacheWarning`, deleted and recomputed. Files are
+written to a fresh temporary file in the cache folder (``tempfile.mkstemp``, never a
+predictable name) and renamed into place (``os.replace``, which replaces a planted symlink
+instead of following it). A folder that cannot be read or written gives a
+:class:`CacheWarning` naming it, and the results are returned uncached.
+
+**Old files** are pruned on write: writing a sweep deletes the files of earlier keys of the
+same sweep name, except keys this process has itself read or written (so a notebook that runs
+one name with two grids keeps both). Files of sweeps that no chapter runs any more stay until
+``make clean-cache`` (or :func:`clean_cache`). The cache lives in ``$DPADMM_CACHE`` (the book
 build sets it to ``_build/cache/<mode>``), else in ``~/.cache/dpadmm_lite``.
 """
 
@@ -40,25 +76,44 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dis
+import enum
+import functools
 import hashlib
 import inspect
 import io
 import itertools
+import json
 import os
+import pathlib
+import re
+import stat
+import sys
+import sysconfig
+import tempfile
+import time
+import types
 import warnings
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import joblib
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from . import _validate as check
 
-__all__ = ["grid", "cache_dir", "CacheWarning", "SCHEDULER_VARIABLE"]
+__all__ = ["grid", "cache_dir", "cache_key", "clean_cache", "CacheWarning", "SCHEDULER_VARIABLE"]
 
 #: Hex digits of the SHA-256 digest kept in a cache file's name.
 DIGEST_LENGTH = 32
+#: Hex digits of the key kept in a cache file's name (the file's metadata holds all 64).
+KEY_LENGTH = 16
+#: Parquet metadata entry that holds the sweep's name and full key.
+_METADATA = b"dpadmm_lite.sweep"
+#: Changes when the meaning of a key changes (files of older formats are never read).
+_KEY_FORMAT = "dpadmm_lite.sweep key 2"
 
 
 class CacheWarning(UserWarning):
@@ -99,7 +154,9 @@ def grid(
         backend — this process alone, unless ``joblib.parallel_config(...)`` sets a backend or a
         number of jobs (under ``backend="dask"``: every worker thread of the cluster).
     cache
-        Read and write the on-disk cache (see the module doc).
+        Read and write the on-disk cache (see the module doc: the key covers the task's code and
+        every value it reads; a task reading a value that cannot be hashed by content runs
+        uncached, with a :class:`CacheWarning`).
     progress
         Show a ``tqdm.auto`` progress bar (it advances as results arrive, in grid order).
 
@@ -123,9 +180,18 @@ def grid(
                              f"(-1: every core), got {n_jobs!r}")
     settings = [dict(zip(grid, combo), seed=s) for combo in itertools.product(*grid.values()) for s in seeds]
 
-    stem = f"{_slug(name)}-{_key(task, grid, seeds, name)}"
+    key = None
     if cache:
-        cached = _read_cache(cache_dir(), stem)
+        try:
+            key = cache_key(task, grid, seeds=seeds, name=name)
+        except _Unhashable as exc:
+            warnings.warn(CacheWarning(f"sweep {name!r} not cached: {exc}; it runs every time (pass cache=False to "
+                                       f"say so, or let the task read values that can be hashed)"), stacklevel=2)
+        except Exception as exc:  # never lose a sweep to its key: run it, uncached, and say why
+            warnings.warn(CacheWarning(f"sweep {name!r} not cached: its key could not be computed "
+                                       f"({type(exc).__name__}: {exc})"), stacklevel=2)
+    if key is not None:
+        cached = _read_cache(cache_dir(), name, key)
         if cached is not None:
             return cached
 
@@ -134,9 +200,29 @@ def grid(
         results = list(tqdm(results, total=len(settings), desc=name, disable=not progress))
     frame = pd.concat([_rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
 
-    if cache:
-        _write_cache(cache_dir(), stem, frame)
+    if key is not None:
+        _write_cache(cache_dir(), name, key, frame)
     return frame
+
+
+def cache_key(task: Callable[..., object], grid: Mapping[str, Sequence], *, seeds: Sequence[int] = (0,),
+              name: str) -> str:
+    """The cache key (64 hex digits) of ``grid(task, grid, seeds=seeds, name=name)``.
+
+    The same in every process for the same code and values (see the module doc for what it
+    covers). Raises :class:`TypeError` naming the value when the task reads one that cannot be
+    hashed by content.
+    """
+    hasher = _Hasher()
+    parts = [
+        _h("format", _KEY_FORMAT),
+        hasher.digest(str(name), "the sweep's name"),
+        hasher.digest([(str(k), list(v)) for k, v in grid.items()], "the grid"),
+        hasher.digest([int(s) for s in seeds], "the seeds"),
+        hasher.digest(task, "the task"),
+        _library_fingerprint(),
+    ]
+    return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
 #: Environment variable naming the Dask scheduler every sweep runs on (see the module doc).
@@ -196,82 +282,592 @@ def _rows(result, setting: dict) -> pd.DataFrame:
     return rows
 
 
-# ---------------------------------------------------------------------- the cache
-def _read_cache(directory: Path, stem: str) -> pd.DataFrame | None:
-    """The cached frame of ``stem``, or ``None``; a file that fails its checks is deleted."""
-    for path in sorted(directory.glob(f"{stem}.*.parquet")):
-        problem = _check_file(path, stem)
-        if problem is None:
-            try:
-                frame = pd.read_parquet(io.BytesIO(path.read_bytes()), engine="pyarrow")
-            except Exception as exc:  # a file that passed the digest but does not parse
-                problem = f"it does not parse as Parquet ({type(exc).__name__}: {exc})"
-            else:
-                if isinstance(frame, pd.DataFrame) and len(frame):
-                    return frame
-                problem = "it holds no rows"
-        warnings.warn(CacheWarning(f"sweep cache file {path.name} rejected: {problem}; recomputing"), stacklevel=3)
-        path.unlink(missing_ok=True)
-    return None
+
+# ---------------------------------------------------------------------- the cache files
+#: Keys (first KEY_LENGTH hex digits) this process has read or written, per file-name slug:
+#: pruning never deletes them (a notebook may run one sweep name with two grids).
+_USED: dict[str, set[str]] = {}
+_HEX = "0123456789abcdef"
 
 
-def _check_file(path: Path, stem: str) -> str | None:
-    """Why ``path`` cannot be trusted, or ``None`` when its bytes match the digest in its name."""
-    digest = path.name[len(stem) + 1: -len(".parquet")]
-    if len(digest) != DIGEST_LENGTH or any(c not in "0123456789abcdef" for c in digest):
-        return "its name carries no digest"
+def _file_pattern(slug: str) -> re.Pattern:
+    return re.compile(rf"{re.escape(slug)}-([0-9a-f]{{{KEY_LENGTH}}})\.([0-9a-f]{{{DIGEST_LENGTH}}})\.parquet")
+
+
+def _read_cache(directory: Path, name: str, key: str) -> pd.DataFrame | None:
+    """The cached frame of this sweep and key, or ``None``; a file that fails its checks is deleted."""
+    stem = f"{_slug(name)}-{key[:KEY_LENGTH]}"
     try:
-        data = path.read_bytes()
+        entries = sorted(e.name for e in os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):  # nothing cached yet (a write says if it cannot be)
+        return None
     except OSError as exc:
-        return f"it cannot be read ({exc})"
-    if hashlib.sha256(data).hexdigest()[:DIGEST_LENGTH] != digest:
-        return "its bytes do not match the digest in its name (truncated or corrupt)"
+        warnings.warn(CacheWarning(f"sweep {name!r}: the cache folder {directory} cannot be read "
+                                   f"({exc.strerror or exc}); computing the sweep"), stacklevel=3)
+        return None
+    for entry in entries:
+        if not (entry.startswith(f"{stem}.") and entry.endswith(".parquet")):
+            continue
+        path = directory / entry
+        frame, problem = _load(path, stem, key)
+        if frame is not None:
+            _USED.setdefault(_slug(name), set()).add(key[:KEY_LENGTH])
+            return frame
+        warnings.warn(CacheWarning(f"sweep cache file {path.name} rejected: {problem}; recomputing"), stacklevel=3)
+        with contextlib.suppress(OSError):
+            path.unlink()  # a symlink itself, never its target
     return None
 
 
-def _write_cache(directory: Path, stem: str, frame: pd.DataFrame) -> None:
-    """Write ``frame`` as Parquet under a name that carries its digest (atomically)."""
-    buffer = io.BytesIO()
+def _load(path: Path, stem: str, key: str) -> tuple[pd.DataFrame | None, str]:
+    """``(frame, "")`` when ``path`` is a regular file whose bytes match the digest in its name
+    and whose metadata holds ``key``; else ``(None, why not)``. Nothing is unpickled."""
+    digest = path.name[len(stem) + 1: -len(".parquet")]
+    if len(digest) != DIGEST_LENGTH or any(c not in _HEX for c in digest):
+        return None, "its name carries no digest"
+    try:  # never through a symlink, never blocking on a FIFO or a device
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if os.path.islink(path):
+            return None, "it is a symbolic link, not a regular file"
+        return None, f"it cannot be read ({exc.strerror or exc})"
     try:
-        frame.to_parquet(buffer, engine="pyarrow")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, "it is not a regular file"
+        with os.fdopen(fd, "rb") as file:
+            fd = None
+            data = file.read()
+    except OSError as exc:
+        return None, f"it cannot be read ({exc.strerror or exc})"
+    finally:
+        if fd is not None:
+            os.close(fd)
+    if hashlib.sha256(data).hexdigest()[:DIGEST_LENGTH] != digest:
+        return None, "its bytes do not match the digest in its name (truncated or corrupt)"
+    try:
+        import pyarrow.parquet as pq
+
+        stored = (pq.read_metadata(io.BytesIO(data)).metadata or {}).get(_METADATA)
+        frame = pd.read_parquet(io.BytesIO(data), engine="pyarrow")
+    except Exception as exc:  # a file that passed the digest but does not parse
+        return None, f"it does not parse as Parquet ({type(exc).__name__}: {exc})"
+    try:
+        stored_key = json.loads(stored)["key"] if stored is not None else None
+    except (ValueError, TypeError, KeyError):
+        stored_key = None
+    if stored_key != key:
+        return None, "its content was written for another key (a renamed or copied file)"
+    if not isinstance(frame, pd.DataFrame) or not len(frame):
+        return None, "it holds no rows"
+    return frame, ""
+
+
+def _write_cache(directory: Path, name: str, key: str, frame: pd.DataFrame) -> None:
+    """Write ``frame`` as Parquet under a name that carries its digest: a fresh temporary file in
+    ``directory``, renamed into place; then prune the older keys of this sweep name."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, preserve_index=None)
+        metadata = {**(table.schema.metadata or {}), _METADATA: json.dumps({"name": str(name), "key": key}).encode()}
+        if frame.attrs:  # as pandas' own to_parquet stores them
+            metadata[b"PANDAS_ATTRS"] = json.dumps(frame.attrs).encode()
+        table = table.replace_schema_metadata(metadata)
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
         data = buffer.getvalue()
         if not pd.read_parquet(io.BytesIO(data), engine="pyarrow").equals(frame):
             raise ValueError("the frame does not survive a Parquet round trip")
     except Exception as exc:  # e.g. a column of mixed Python objects: run fine, just not cached
-        warnings.warn(CacheWarning(f"sweep {stem!r} not cached: {type(exc).__name__}: {exc}"), stacklevel=3)
+        warnings.warn(CacheWarning(f"sweep {name!r} not cached: {type(exc).__name__}: {exc}"), stacklevel=3)
         return
-    directory.mkdir(parents=True, exist_ok=True)
+    if _library_changed():
+        warnings.warn(CacheWarning(f"sweep {name!r} not cached: the files of dpadmm_lite changed on disk since this "
+                                   f"process imported it, so the key may not describe the code that ran (restart "
+                                   f"the kernel to cache again)"), stacklevel=3)
+        return
+    slug = _slug(name)
+    stem = f"{slug}-{key[:KEY_LENGTH]}"
     path = directory / f"{stem}.{hashlib.sha256(data).hexdigest()[:DIGEST_LENGTH]}.parquet"
-    tmp = directory / f".{path.name}.{os.getpid()}.tmp"
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    for stale in directory.glob(f"{stem}.*.parquet"):
-        if stale != path:
-            stale.unlink(missing_ok=True)
-
-
-def _key(task, grid, seeds, name) -> str:
-    h = hashlib.sha256()
-    h.update(name.encode())
-    h.update(repr([(k, list(v)) for k, v in grid.items()]).encode())
-    h.update(repr(list(seeds)).encode())
+    tmp = None
     try:
-        h.update(inspect.getsource(task).encode())
-    except (OSError, TypeError):
-        h.update(getattr(task, "__qualname__", repr(task)).encode())
-    h.update(_library_fingerprint().encode())
-    return h.hexdigest()[:16]
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{stem}.", suffix=".tmp")  # O_EXCL, mode 0600
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(tmp, path)  # atomic; a symlink at `path` is replaced, never followed
+        tmp = None
+    except OSError as exc:
+        warnings.warn(CacheWarning(f"sweep {name!r} not cached: the cache folder {directory} cannot be written "
+                                   f"({exc.strerror or exc}); the results are returned, and computed again next "
+                                   f"time (set DPADMM_CACHE to a writable folder, or pass cache=False)"), stacklevel=3)
+        return
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    used = _USED.setdefault(slug, set())
+    used.add(key[:KEY_LENGTH])
+    _prune(directory, slug, keep=used, written=path.name)
 
 
-def _library_fingerprint() -> str:
-    """Hash of the library's source files, so a changed algorithm invalidates the cache."""
-    h = hashlib.sha256()
-    root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
+def _prune(directory: Path, slug: str, *, keep: set[str], written: str) -> int:
+    """Delete the files of this sweep name whose key is not in ``keep`` (older versions of the
+    sweep), other digests of the file just written, and its temporary files left by a crash."""
+    pattern = _file_pattern(slug)
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        stale = match is not None and entry.name != written and (
+            match.group(1) not in keep or written.startswith(f"{slug}-{match.group(1)}."))
+        if not stale and entry.name.startswith(f".{slug}-") and entry.name.endswith(".tmp"):
+            with contextlib.suppress(OSError):  # a crashed writer's, not one being written now
+                stale = _TEMP_PATTERN.fullmatch(entry.name) is not None and \
+                    entry.stat(follow_symlinks=False).st_mtime < time.time() - _TEMP_AGE
+        if stale:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed += 1
+    return removed
+
+
+#: Sweep cache files and their temporary files (what clean_cache deletes, and nothing else).
+_CACHE_FILE = re.compile(rf"[a-z0-9-]+-[0-9a-f]{{{KEY_LENGTH}}}\.[0-9a-f]{{{DIGEST_LENGTH}}}\.parquet")
+_TEMP_PATTERN = re.compile(rf"\.[a-z0-9-]+-[0-9a-f]{{{KEY_LENGTH}}}\.[A-Za-z0-9_]+\.tmp")
+#: A temporary file older than this (seconds) was left by a writer that crashed.
+_TEMP_AGE = 3600.0
+
+
+def clean_cache(directory: str | os.PathLike | None = None) -> int:
+    """Delete every cached sweep in ``directory`` (default :func:`cache_dir`) and return how many
+    files went; only files named like sweep cache files (and their temporary files) are touched,
+    anything else in the folder stays. ``make clean-cache`` runs this and empties ``_build/cache``."""
+    directory = cache_dir() if directory is None else Path(directory)
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if _CACHE_FILE.fullmatch(entry.name) or _TEMP_PATTERN.fullmatch(entry.name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed += 1
+    _USED.clear()
+    return removed
 
 
 def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "sweep"
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower()).strip("-") or "sweep"
+
+
+# ---------------------------------------------------------------------- the key: values by content
+class _Unhashable(TypeError):
+    """A value the task reads cannot be hashed by content."""
+
+
+def _h(tag: str, *parts) -> bytes:
+    """SHA-256 of a tag and length-prefixed parts (bytes, or anything ``str`` spells exactly)."""
+    h = hashlib.sha256()
+    for part in (tag, *parts):
+        if isinstance(part, memoryview):
+            h.update(part.nbytes.to_bytes(8, "little"))
+        else:
+            part = part if isinstance(part, (bytes, bytearray)) else str(part).encode("utf-8", "surrogatepass")
+            h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.digest()
+
+
+def _installed_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    with contextlib.suppress(Exception):
+        import site
+
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    return tuple(sorted(os.path.realpath(r) + os.sep for r in roots if r))
+
+
+_INSTALLED = _installed_roots()
+
+
+@functools.lru_cache(maxsize=None)
+def _origin(module_name: str) -> str:
+    """``"library"`` (dpadmm_lite: its files are in the key), ``"installed"`` (stdlib or
+    site-packages: counted by name and version) or ``"user"`` (a notebook, a script, a module
+    next to them: hashed by content)."""
+    top = module_name.partition(".")[0]
+    if top == "dpadmm_lite":
+        return "library"
+    if not module_name or module_name == "__main__":
+        return "user"
+    if top in sys.stdlib_module_names or module_name in sys.builtin_module_names:
+        return "installed"
+    module = sys.modules.get(module_name) or sys.modules.get(top)
+    file = getattr(module, "__file__", None) if module is not None else None
+    if file is None:
+        return "user" if module is None else "installed"
+    return "installed" if os.path.realpath(file).startswith(_INSTALLED) else "user"
+
+
+def _version(module_name: str) -> str:
+    top = module_name.partition(".")[0]
+    if top in sys.stdlib_module_names or top == "builtins":
+        return "python " + ".".join(map(str, sys.version_info[:3]))
+    return str(getattr(sys.modules.get(top), "__version__", ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code: types.CodeType) -> tuple[str, ...]:
+    """Names a code object (and the functions, lambdas and comprehensions inside it) reads as globals."""
+    names = []
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval not in names:
+            names.append(instruction.argval)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += [n for n in _global_names(const) if n not in names]
+    return tuple(names)
+
+
+_DESCRIPTORS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
+                types.GetSetDescriptorType, types.MemberDescriptorType)
+#: Entries of a class's __dict__ that describe its layout rather than its behaviour.
+_CLASS_LAYOUT = {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "_abc_impl",
+                 "__dataclass_fields__", "__dataclass_params__", "__match_args__", "__annotations__",
+                 "__parameters__", "__orig_bases__", "__slots__"}
+_MAX_DEPTH = 120
+
+
+class _Hasher:
+    """Content digests of values (Merkle style: a container's digest is that of its parts'),
+    the same in every process: no ``id``, no address, no set or hash-seed order."""
+
+    def __init__(self):
+        self._memo: dict[int, bytes] = {}
+        self._alive: list = []  # keeps hashed objects alive so that their ids stay theirs
+        self._active: dict[int, int] = {}
+        self._path: list[str] = []
+
+    def digest(self, value, label: str | None = None) -> bytes:
+        if label is not None:
+            self._path.append(label)
+        try:
+            return self._value(value)
+        except RecursionError:
+            raise self._fail(value, "it is nested too deeply") from None
+        finally:
+            if label is not None:
+                self._path.pop()
+
+    def _fail(self, value, why: str) -> _Unhashable:
+        where = " → ".join(self._path) or "a value"
+        return _Unhashable(f"{where} (a {type(value).__module__}.{type(value).__qualname__}) cannot be hashed by "
+                           f"content: {why}")
+
+    # ------------------------------------------------------------------ dispatch
+    def _value(self, obj) -> bytes:
+        if obj is None or obj is Ellipsis or obj is NotImplemented:
+            return _h("const", repr(obj))
+        t = type(obj)
+        if t is bool:
+            return _h("bool", int(obj))
+        if t is int:
+            return _h("int", hex(obj))
+        if t is float:
+            return _h("float", obj.hex())
+        if t is complex:
+            return _h("complex", obj.real.hex(), obj.imag.hex())
+        if t is str:
+            return _h("str", obj)
+        if t is bytes or t is bytearray:
+            return _h(t.__name__, bytes(obj))
+        if isinstance(obj, np.generic) and not obj.dtype.hasobject:
+            return _h("numpy scalar", np.lib.format.dtype_to_descr(obj.dtype), obj.tobytes())
+        key = id(obj)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active:  # a cycle: say how far up it points (the same in every process)
+            return _h("cycle", len(self._active) - self._active[key])
+        if len(self._active) > _MAX_DEPTH:
+            raise self._fail(obj, "it is nested too deeply")
+        self._active[key] = len(self._active)
+        self._alive.append(obj)
+        try:
+            digest = self._composite(obj)
+        finally:
+            del self._active[key]
+        self._memo[key] = digest
+        return digest
+
+    def _composite(self, obj) -> bytes:
+        t = type(obj)
+        if isinstance(obj, enum.Enum):
+            return _h("enum", self._type(t), obj.name, self.digest(obj.value, ".value"))
+        if isinstance(obj, np.ndarray):
+            return self._array(obj)
+        if isinstance(obj, np.dtype):
+            return _h("dtype", np.lib.format.dtype_to_descr(obj))
+        if isinstance(obj, (pd.DataFrame, pd.Series, pd.Index)):
+            return self._pandas(obj)
+        if "scipy.sparse" in sys.modules and sys.modules["scipy.sparse"].issparse(obj):
+            csr = obj.tocsr(copy=True)
+            csr.sum_duplicates()
+            csr.sort_indices()
+            return _h("sparse", self._type(t), csr.shape, self._array(csr.data), self._array(csr.indices),
+                      self._array(csr.indptr))
+        if isinstance(obj, (tuple, list)):
+            kind = "list" if isinstance(obj, list) else "tuple"
+            head = (kind, self._type(t) if t not in (tuple, list) else kind)
+            return _h(*head, *(self.digest(item, f"[{i}]") for i, item in enumerate(obj)))
+        if isinstance(obj, (dict, types.MappingProxyType)):
+            extra = (self.digest(obj.default_factory, ".default_factory"),) if hasattr(obj, "default_factory") else ()
+            items = [(self.digest(k, "a key"), self.digest(v, f"[{k!r}]" if type(k) in (str, int) else "an item"))
+                     for k, v in obj.items()]
+            return _h("dict", self._type(t) if t is not dict else "dict", *extra, *(p for kv in items for p in kv))
+        if isinstance(obj, (set, frozenset)):
+            return _h("set", t.__name__, *sorted(self.digest(item, "an element") for item in obj))
+        if isinstance(obj, (range, slice)):
+            return _h(t.__name__, self.digest(obj.start), self.digest(obj.stop), self.digest(obj.step))
+        if isinstance(obj, pathlib.PurePath):
+            return _h("path", t.__name__, str(obj))
+        if isinstance(obj, types.ModuleType):
+            return self._module(obj)
+        if isinstance(obj, type):
+            return self._type(obj)
+        if isinstance(obj, types.FunctionType):
+            return self._function(obj)
+        if isinstance(obj, types.MethodType):
+            return _h("method", self.digest(obj.__func__, f"{obj.__func__.__qualname__}"),
+                      self.digest(obj.__self__, "its object"))
+        if isinstance(obj, functools.partial):
+            return _h("partial", self.digest(obj.func, "partial function"), self.digest(obj.args, "partial arguments"),
+                      self.digest(obj.keywords, "partial keywords"), self.digest(getattr(obj, "__dict__", {})))
+        if t.__name__ == "_lru_cache_wrapper" and hasattr(obj, "__wrapped__"):
+            # the cache's contents are derived from the wrapped function: only that counts
+            return _h("lru_cache", str(obj.cache_parameters()), self.digest(obj.__wrapped__, "lru_cache function"))
+        if isinstance(obj, (staticmethod, classmethod)):
+            return _h(t.__name__, self.digest(obj.__func__))
+        if isinstance(obj, property):
+            return _h("property", self.digest(obj.fget), self.digest(obj.fset), self.digest(obj.fdel))
+        if isinstance(obj, functools.cached_property):
+            return _h("cached_property", self.digest(obj.func))
+        if isinstance(obj, types.CodeType):
+            return self._code(obj)
+        if isinstance(obj, types.BuiltinFunctionType):
+            owner = obj.__self__
+            if owner is None or isinstance(owner, types.ModuleType):
+                module = getattr(obj, "__module__", None) or getattr(owner, "__name__", "") or ""
+                return _h("builtin", module, obj.__qualname__, _version(module))
+            return _h("builtin method", obj.__name__, self.digest(owner, "its object"))
+        if isinstance(obj, types.MethodWrapperType):
+            return _h("method-wrapper", obj.__name__, self.digest(obj.__self__, "its object"))
+        if isinstance(obj, _DESCRIPTORS):
+            return _h("descriptor", self._type(obj.__objclass__), obj.__name__)
+        if isinstance(obj, np.ufunc):
+            return _h("ufunc", obj.__name__, np.__version__)
+        return self._object(obj)
+
+    # ------------------------------------------------------------------ data
+    def _array(self, a: np.ndarray) -> bytes:
+        head = ("ndarray", self._type(type(a)) if type(a) is not np.ndarray else "", a.shape)
+        if a.dtype == object:
+            return _h(*head, "object", *(self.digest(x, f"[{i}]") for i, x in enumerate(a.reshape(-1))))
+        if a.dtype.hasobject:
+            raise self._fail(a, "a structured dtype with Python objects inside")
+        extra = (self._array(np.ma.getmaskarray(a)),) if isinstance(a, np.ma.MaskedArray) else ()
+        a = np.ascontiguousarray(a)
+        try:
+            data = memoryview(a).cast("B")
+        except (TypeError, ValueError):  # dtypes the buffer protocol does not export (datetime64, …)
+            data = a.tobytes()
+        return _h(*head, np.lib.format.dtype_to_descr(a.dtype), data, *extra)
+
+    def _values(self, values, dtype) -> bytes:
+        """A pandas column's or index's values, with its dtype."""
+        if isinstance(dtype, pd.CategoricalDtype):
+            return _h("categorical", self._array(np.asarray(values.codes)),
+                      self._pandas(dtype.categories), int(bool(dtype.ordered)))
+        if isinstance(dtype, np.dtype):
+            return _h("values", self._array(np.asarray(values)))
+        return _h("values", str(dtype), self._array(np.asarray(values, dtype=object)))
+
+    def _pandas(self, obj) -> bytes:
+        if isinstance(obj, pd.DataFrame):
+            return _h("DataFrame", self._type(type(obj)), self._pandas(obj.columns), self._pandas(obj.index),
+                      *(self.digest(obj.iloc[:, i], f"column {c!r}") for i, c in enumerate(obj.columns)),
+                      self.digest(dict(obj.attrs), "attrs"))
+        if isinstance(obj, pd.Series):
+            return _h("Series", self._type(type(obj)), self.digest(obj.name, "name"), str(obj.dtype),
+                      self._pandas(obj.index), self._values(obj.array, obj.dtype))
+        if isinstance(obj, pd.MultiIndex):
+            return _h("MultiIndex", self.digest(list(obj.names), "names"),
+                      *(self._pandas(level) for level in obj.levels), *(self._array(np.asarray(c)) for c in obj.codes))
+        return _h("Index", self._type(type(obj)), self.digest(obj.name, "name"), str(obj.dtype),
+                  self._values(obj.array if not isinstance(obj.dtype, pd.CategoricalDtype) else obj.values, obj.dtype))
+
+    # ------------------------------------------------------------------ code
+    def _module(self, module: types.ModuleType) -> bytes:
+        name = module.__name__
+        origin = _origin(name)
+        if origin == "library":
+            return _h("module", name)
+        if origin == "installed":
+            return _h("module", name, _version(name))
+        file = getattr(module, "__file__", None)
+        try:
+            source = Path(file).read_bytes() if file else b""
+        except OSError:
+            source = b""
+        return _h("module", name, source)
+
+    def _type(self, cls: type) -> bytes:
+        module, name = getattr(cls, "__module__", "") or "", cls.__qualname__
+        origin = _origin(module)
+        if origin != "user":
+            return _h("class", module, name, _version(module) if origin == "installed" else "")
+        key = id(cls)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active:
+            return _h("cycle", len(self._active) - self._active[key])
+        self._active[key] = len(self._active)
+        self._alive.append(cls)
+        try:
+            parts = [self._type(base) for base in cls.__bases__]
+            for attribute, value in sorted(vars(cls).items()):
+                if attribute not in _CLASS_LAYOUT and not isinstance(value, _DESCRIPTORS):
+                    parts += [attribute, self.digest(value, f"{cls.__qualname__}.{attribute}")]
+            digest = _h("user class", module, name, *parts)
+        finally:
+            del self._active[key]
+        self._memo[key] = digest
+        return digest
+
+    def _code(self, code: types.CodeType) -> bytes:
+        return _h("code", code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+                  code.co_flags, code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                  *(self.digest(const) for const in code.co_consts))
+
+    def _function(self, fn: types.FunctionType) -> bytes:
+        # where its code runs, not its __module__ (functools.wraps copies that from the function a
+        # wrapper wraps: the registry's argument checks wrap notebook functions too)
+        module, name = fn.__globals__.get("__name__", fn.__module__) or "", fn.__qualname__
+        origin = _origin(module)
+        if origin == "installed":
+            return _h("function", module, name, _version(module))
+        parts = [self.digest(fn.__defaults__, f"defaults of {name}"),
+                 self.digest(fn.__kwdefaults__, f"keyword-only defaults of {name}")]
+        for variable, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                content = cell.cell_contents
+            except ValueError:  # not yet assigned
+                parts += [variable, _h("empty cell")]
+            else:
+                parts += [variable, self.digest(content, f"closure variable {variable!r} of {name}")]
+        if origin == "library":  # its code and module globals: the library fingerprint
+            return _h("library function", module, name, *parts)
+        parts.append(self._code(fn.__code__))
+        namespace, builtins = fn.__globals__, fn.__builtins__
+        for variable in _global_names(fn.__code__):
+            if variable in namespace:
+                parts += [variable, self.digest(namespace[variable], f"global {variable!r} read by {name}")]
+            elif variable in builtins:
+                parts += [variable, _h("builtin name")]
+            else:
+                parts += [variable, _h("undefined name")]
+        if fn.__dict__:
+            parts.append(self.digest(dict(fn.__dict__), f"attributes of {name}"))
+        return _h("function", module, name, *parts)
+
+    # ------------------------------------------------------------------ any other object
+    def _object(self, obj) -> bytes:
+        cls = type(obj)
+        try:
+            reduced = obj.__reduce_ex__(4)
+        except Exception as exc:
+            raise self._fail(obj, f"it cannot be pickled ({type(exc).__name__}: {exc})") from None
+        if isinstance(reduced, str):  # a module-level singleton, by name
+            return _h("named object", cls.__module__, reduced)
+        if not isinstance(reduced, tuple) or len(reduced) < 2:
+            raise self._fail(obj, f"its __reduce_ex__ returned {type(reduced).__name__}")
+        constructor, args, state, items, pairs = (tuple(reduced) + (None,) * 5)[:5]
+        if isinstance(state, dict):
+            state = self._state(cls, state)
+        elif isinstance(state, tuple) and len(state) == 2 and all(s is None or isinstance(s, dict) for s in state):
+            state = tuple(None if s is None else self._state(cls, s) for s in state)
+        return _h("object", self._type(cls), self.digest(constructor, "its constructor"),
+                  self.digest(args, f"{cls.__qualname__} arguments"), self.digest(state, f"{cls.__qualname__} state"),
+                  self.digest(None if items is None else list(items), f"{cls.__qualname__} items"),
+                  self.digest(None if pairs is None else dict(pairs), f"{cls.__qualname__} items"))
+
+    @staticmethod
+    def _state(cls: type, state: dict) -> dict:
+        """An object's attributes without the ones derived from the others: the values of its
+        ``cached_property`` attributes and, for the library's classes, its private attributes
+        (memoised results such as a problem's reference optimum, working buffers)."""
+        derived = {k for klass in cls.__mro__ for k, v in vars(klass).items()
+                   if isinstance(v, functools.cached_property)}
+        library = _origin(cls.__module__ or "") == "library"
+        return {k: v for k, v in state.items() if k not in derived and not (library and str(k).startswith("_"))}
+
+
+def _unwrapped(function):
+    """The function a ``functools.wraps`` wrapper (the registry's argument checks) wraps."""
+    return inspect.unwrap(function) if callable(function) else function
+
+
+#: Root of the library whose files the key covers (a module constant so that tests can point it elsewhere).
+_LIBRARY_ROOT = Path(__file__).parent
+#: The library's files as this process imported them (root → digest): the key describes the code
+#: that runs, even if the files change on disk later (a kernel keeps the modules it imported).
+_LIBRARY_SNAPSHOT: dict[Path, bytes] = {}
+
+
+def _library_files(root: Path) -> bytes:
+    """Digest of every file of the package under ``root`` (code and shipped data; no caches)."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if (any(p.startswith(".") or p == "__pycache__" for p in relative.parts) or path.suffix in (".pyc", ".pyo")
+                or not path.is_file()):
+            continue
+        with contextlib.suppress(OSError):  # a file deleted while we list
+            h.update(_h("file", relative.as_posix(), path.read_bytes()))
+    return h.digest()
+
+
+def _library_changed() -> bool:
+    """Whether the library's files differ from the ones this process imported (then a result
+    computed by the imported code must not be stored under the key of the code on disk)."""
+    return _LIBRARY_ROOT in _LIBRARY_SNAPSHOT and _library_files(_LIBRARY_ROOT) != _LIBRARY_SNAPSHOT[_LIBRARY_ROOT]
+
+
+def _library_fingerprint() -> bytes:
+    """Digest of the library: its files as this process imported them, its version, the Python
+    and numerical-stack versions, and algorithms registered from outside the library (their
+    code and values, by content)."""
+    import scipy
+
+    from . import __version__
+    from . import registry
+
+    if _LIBRARY_ROOT not in _LIBRARY_SNAPSHOT:
+        _LIBRARY_SNAPSHOT[_LIBRARY_ROOT] = _library_files(_LIBRARY_ROOT)
+    h = hashlib.sha256(_LIBRARY_SNAPSHOT[_LIBRARY_ROOT])
+    h.update(_h("versions", __version__, sys.version_info[:3], np.__version__, scipy.__version__, pd.__version__))
+    outside = [(name, info) for name, info in sorted(registry._REGISTRY.items())
+               if _origin(getattr(_unwrapped(info.function), "__module__", "") or "") != "library"]
+    if outside:
+        h.update(_Hasher().digest(outside, "algorithms registered outside the library"))
+    return h.digest()
+
+
+_LIBRARY_SNAPSHOT[_LIBRARY_ROOT] = _library_files(_LIBRARY_ROOT)
