@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: book test check-book student lab bench chromium node-tools publish clean mutation
+.PHONY: book test check-book student lab bench chromium node-tools publish clean clean-cache mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -107,3 +107,12 @@ mutation: $(STAMP)
 clean:
 	rm -rf _build
 	rm -rf mutants
+
+# Delete the cached sweeps: the book builds' (_build/cache) and the ones chapters cached outside a
+# build ($DPADMM_CACHE, else ~/.cache/dpadmm_lite; there only files named like sweep cache files
+# go). Writing a sweep already deletes the older versions of that sweep (dpadmm_lite/sweep.py);
+# this also removes the sweeps no chapter runs any more.
+clean-cache:
+	rm -rf _build/cache
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -c "from dpadmm_lite import sweep; \
+	  print(sweep.clean_cache(), 'cached sweep file(s) removed from', sweep.cache_dir())"; fi
