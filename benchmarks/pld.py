@@ -14,11 +14,21 @@ Run with ``.venv/bin/python benchmarks/pld.py``. Prints, for every point of the 
    through randomized response) against dp-accounting's composition of different PLDs, and the
    time of ``calibrate_ledger`` on Huang-style ledgers of 100 and 500 events.
 
+4. replace-one neighbours (issue 22): the grid q ∈ {0.01, 0.1, 0.5} × σ/C ∈ {1, 2, 4, 8} × K ∈ {100,
+   1000} at δ = 1e-6, our exact replace-one PLD against dp-accounting's REPLACE_ONE PLD (read from
+   ``tests/data/pld_replace_one_reference.json``) and against recording the same releases as
+   add/remove with sensitivity 2C (what the library did before), with the time of one call of
+   each side; and a ledger of many distinct subsampled releases with time-varying σ, timed as
+   add/remove-2C (before) and as replace-one (now). ``--section replace`` prints only this part.
+
 ``--make-reference`` recomputes ``tests/data/pld_reference.json`` with dp-accounting (slow: its
 PLD accountant takes up to ~20 s per point at fine discretisations; about 15–30 minutes in all).
 For each point it refines the discretisation interval 1e-4 → 1e-5 → 1e-6 while the previous one
 took under ``--budget`` seconds / 12, and stores the finest value with the one before it (so the
-file shows how far dp-accounting had converged).
+file shows how far dp-accounting had converged). ``--make-replace-reference`` does the same for
+``tests/data/pld_replace_one_reference.json`` (dp-accounting's
+``from_gaussian_mechanism(σ/C, sampling_prob=q, neighboring_relation=REPLACE_ONE)``, sensitivity 1,
+composed K times; about 10–20 minutes).
 """
 
 from __future__ import annotations
@@ -42,6 +52,11 @@ import numpy as np  # noqa: E402
 from _timing import median_ms  # noqa: E402
 
 REFERENCE = ROOT / "tests" / "data" / "pld_reference.json"
+REPLACE_REFERENCE = ROOT / "tests" / "data" / "pld_replace_one_reference.json"
+REPLACE_QS = (0.01, 0.1, 0.5)
+REPLACE_SCALES = (1.0, 2.0, 4.0, 8.0)  # σ/C
+REPLACE_KS = (100, 1000)
+REPLACE_DELTA = 1e-6
 ZS = (0.5, 1.0, 2.0, 5.0)
 QS = (1.0, 0.1, 0.01)
 KS = (1, 10, 100, 1000)
@@ -92,6 +107,16 @@ def dp_ledger_epsilons(ledger, interval: float) -> dict[float, float]:
         one = one.self_compose(count) if count > 1 else one
         total = one if total is None else total.compose(one)
     return {d: float(total.get_epsilon_for_delta(d)) for d in DELTAS}
+
+
+def dp_replace_epsilons(scale: float, q: float, K: int, interval: float) -> dict[float, float]:
+    """dp-accounting's REPLACE_ONE PLD of K Poisson-subsampled Gaussian releases, σ/C = ``scale``."""
+    import dp_accounting
+
+    _, pld = _dp()
+    one = pld.from_gaussian_mechanism(scale, sampling_prob=q, value_discretization_interval=interval,
+                                      neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    return {REPLACE_DELTA: float(one.self_compose(K).get_epsilon_for_delta(REPLACE_DELTA))}
 
 
 def _refine(compute, budget: float) -> dict:
@@ -153,6 +178,34 @@ def make_reference(budget: float) -> None:
     REFERENCE.write_text(json.dumps(data, indent=1) + "\n")
     partial.unlink()
     print(f"wrote {REFERENCE}")
+
+
+def make_replace_reference(budget: float) -> None:
+    """The replace-one grid of issue 22 (resuming from a partial file, like :func:`make_reference`)."""
+    partial = REPLACE_REFERENCE.with_name(".pld_replace_one_reference.partial.json")
+    done = json.loads(partial.read_text()) if partial.exists() else {}
+    points = []
+    for q in REPLACE_QS:
+        for scale in REPLACE_SCALES:
+            for K in REPLACE_KS:
+                key = f"{q}-{scale}-{K}"
+                print(f"q={q} σ/C={scale} K={K}", flush=True)
+                if key not in done:
+                    done[key] = _refine(lambda h: dp_replace_epsilons(scale, q, K, h), budget)
+                    partial.write_text(json.dumps(done))
+                points.append({"q": q, "noise_over_bound": scale, "K": K, **done[key]})
+    data = {
+        "about": ("dp-accounting REPLACE_ONE PLD epsilons (pessimistic, connect-the-dots) of K Poisson-subsampled "
+                  "Gaussian releases with the pair q*N(+C) + (1-q)*N(0) vs q*N(-C) + (1-q)*N(0), sensitivity C = 1 and "
+                  "noise sigma = noise_over_bound, at the finest discretisation interval affordable; made by "
+                  "benchmarks/pld.py --make-replace-reference"),
+        "dp_accounting_version": importlib.metadata.version("dp-accounting"),
+        "deltas": [REPLACE_DELTA],
+        "grid": points,
+    }
+    REPLACE_REFERENCE.write_text(json.dumps(data, indent=1) + "\n")
+    partial.unlink()
+    print(f"wrote {REPLACE_REFERENCE}")
 
 
 # ------------------------------------------------------------------ our side
@@ -238,12 +291,70 @@ def main() -> None:
             print(f"  {n:3d} events, {label:34s}: {t:7.2f} ms ({c:7.2f} ms CPU; spends ε = {spent:.4f} of 1)")
 
 
+def replace_ledgers():
+    """Ledgers of many distinct Poisson-subsampled releases with time-varying noise (σ/C from 1 to 4)."""
+    return [(150, 0.05), (500, 0.01), (1000, 0.01)]
+
+
+def replace_one_section() -> None:
+    """Issue 22: exact replace-one accounting against dp-accounting's REPLACE_ONE PLD."""
+    from dpadmm_lite import accounting as acc
+    from dpadmm_lite.privacy import PrivacyEvent
+
+    reference = json.loads(REPLACE_REFERENCE.read_text())
+    print(f"\nreplace-one neighbours (issue 22), δ = {REPLACE_DELTA:g}: dp-accounting {reference['dp_accounting_version']} "
+          f"REPLACE_ONE reference {REPLACE_REFERENCE.relative_to(ROOT)}")
+    print("'as add/remove 2C': the same releases recorded as add/remove with twice the sensitivity (the library before);")
+    print("times: median of 7 calls, CPU ms of this process (wall ms in brackets); dp-accounting: one evaluation at its")
+    print("default interval 1e-4\n")
+    header = (f"{'q':>5} {'σ/C':>4} {'K':>5} | {'ε ours':>9} {'ε dp-acc':>9} {'rel':>9} | {'as a/r 2C':>9} {'over':>6} | "
+              f"{'ours ms':>14} {'dp-acc ms':>9}")
+    print(header)
+    print("-" * len(header))
+    rels, cpus = [], []
+    for row in reference["grid"]:
+        q, scale, K = row["q"], row["noise_over_bound"], row["K"]
+        ref = row["epsilon"][str(REPLACE_DELTA)]
+        ours = acc.gaussian_epsilon(scale, K, REPLACE_DELTA, q, neighbours="replace_one")
+        old = acc.gaussian_epsilon(scale / 2, K, REPLACE_DELTA, q)  # σ/(2C)
+        wall, cpu = median_ms(lambda: acc.gaussian_epsilon(scale, K, REPLACE_DELTA, q, neighbours="replace_one"))
+        start = time.perf_counter()
+        dp_replace_epsilons(scale, q, K, 1e-4)
+        dp_ms = 1000 * (time.perf_counter() - start)
+        rels.append(ours / ref - 1)
+        cpus.append(cpu)
+        print(f"{q:5g} {scale:4g} {K:5d} | {ours:9.5g} {ref:9.5g} {ours / ref - 1:+9.2e} | {old:9.4g} {old / ours - 1:+6.0%} | "
+              f"{cpu:6.2f} ({wall:6.2f}) {dp_ms:9.0f}", flush=True)
+    print(f"\nrelative difference to dp-accounting over the grid: from {min(rels):+.3%} to {max(rels):+.3%} "
+          f"(must lie in [-0.2 %, +1 %]); ε evaluation: median {statistics.median(cpus):.2f} ms CPU, worst "
+          f"{max(cpus):.2f} ms CPU (target ≤ 10 ms)")
+    print("\nledgers of many distinct subsampled releases, time-varying σ/C from 1 to 4 (ledger_epsilon at δ = 1e-6;")
+    print("CPU ms, wall ms in brackets): recorded as add/remove with 2C (before) and as replace-one (now)")
+    for n, q in replace_ledgers():
+        sigmas = np.linspace(1.0, 4.0, n)
+        before = [PrivacyEvent("gaussian", 2.0, float(x), sampling_rate=q) for x in sigmas]
+        now = [PrivacyEvent("gaussian", 1.0, float(x), sampling_rate=q, neighbours="replace_one") for x in sigmas]
+        parts = []
+        for label, events in (("before", before), ("now", now)):
+            wall, cpu = median_ms(lambda: acc.ledger_epsilon(events, REPLACE_DELTA))
+            parts.append(f"{label}: ε = {acc.ledger_epsilon(events, REPLACE_DELTA):.4f} in {cpu:.1f} ms ({wall:.1f})")
+        print(f"  {n:4d} releases at q = {q:g}: " + "; ".join(parts), flush=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--make-reference", action="store_true", help="recompute tests/data/pld_reference.json")
+    parser.add_argument("--make-replace-reference", action="store_true",
+                        help="recompute tests/data/pld_replace_one_reference.json")
     parser.add_argument("--budget", type=float, default=120.0, help="seconds one dp-accounting point may take")
+    parser.add_argument("--section", choices=("all", "replace"), default="all", help="print every section or one")
     args = parser.parse_args()
     if args.make_reference:
         make_reference(args.budget)
+    elif args.make_replace_reference:
+        make_replace_reference(args.budget)
+    elif args.section == "replace":
+        replace_one_section()
     else:
         main()
+        replace_one_section()

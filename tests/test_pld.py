@@ -134,6 +134,35 @@ def test_connect_the_dots_is_pessimistic_and_exact_at_the_grid(curve):
     assert np.sum(p * np.exp(-losses)) <= 1 + 1e-9
 
 
+@pytest.mark.parametrize("curve", [
+    lambda e: _pld.gaussian_hockey_stick(e, 0.8),
+    lambda e: _pld.sampled_hockey_stick(e, 1.0, 0.05, "remove"),
+    lambda e: _pld.sampled_hockey_stick(e, 1.0, 0.05, "add"),
+    lambda e: _pld.replace_hockey_stick(e, 0.7, 0.05),
+], ids=["gaussian", "remove", "add", "replace"])
+def test_sparse_tails_are_pessimistic_and_exact_at_their_points(curve):
+    """Outside the core only every stride-th grid point carries mass: still exact at those
+    points, above the curve in between, and above the dense construction everywhere."""
+    h, ia, ib, core, stride = 0.01, -300, 400, (-60, 90), 16
+    p, inf_mass = _pld._connect_the_dots(curve, ia, ib, h, core, stride)
+    dense, dense_inf = _pld._connect_the_dots(curve, ia, ib, h)
+    assert p.sum() + inf_mass == pytest.approx(1.0, abs=1e-12) and inf_mass == dense_inf
+    losses = (ia + np.arange(p.size)) * h
+    points = np.flatnonzero(p)
+    assert points.size <= (core[1] - core[0] + 1) + (ib - ia - (core[1] - core[0])) // stride + 2
+    assert np.all(np.diff(points[losses[points] < core[0] * h]) >= stride)  # sparse below the core
+
+    def discrete(e, mass):
+        return inf_mass + float(np.sum(mass * np.clip(-np.expm1(e - losses), 0.0, None)))
+
+    np.testing.assert_allclose([discrete(e, p) for e in losses[points]], curve(losses[points]), rtol=1e-7, atol=1e-15)
+    between = np.concatenate([losses[:-1:29] + 0.37 * h, losses[points[:-1]] + 0.5 * np.diff(losses[points])])
+    sparse_values = np.array([discrete(e, p) for e in between])
+    assert np.all(sparse_values >= curve(between) * (1 - 1e-9) - 1e-15)
+    assert np.all(sparse_values >= np.array([discrete(e, dense) for e in between]) * (1 - 1e-9) - 1e-15)
+    assert np.sum(p * np.exp(-losses)) <= 1 + 1e-9
+
+
 # ------------------------------------------------------------------ the grid of issue 15
 
 @pytest.mark.parametrize("case", GRID, ids=_id)

@@ -116,12 +116,13 @@ def calibrate_ledger(events: Iterable[PrivacyEvent], epsilon: float, delta: floa
     if math.isinf(epsilon):
         return 0.0
     comp, releases = _reduce(events)
-    if not releases.sampled and not releases.pure:  # μ(s) = μ_unit/s: closed form
+    if releases.only_gaussian:  # μ(s) = μ_unit/s: closed form
         s = math.sqrt(releases.gaussian_mu2) / _gdp_mu_for(epsilon, delta)
         log_s = math.log(s)
     else:
         # the coarse phase of the search may group releases more coarsely (it only finds a start)
-        rough = _pld.group(comp.full_inv_z2, comp.sampled, comp.laplace, max_pieces=16)
+        rough = _pld.group(comp.full_inv_z2, comp.sampled, comp.laplace, max_pieces=16, replaced=comp.replaced,
+                           pure_replaced=comp.laplace_replaced)
 
         def spent_at(x: float, points: int) -> float:
             grouped = releases if points >= _pld.POINTS else rough
