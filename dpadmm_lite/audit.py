@@ -13,13 +13,39 @@ numbers from the outside, without reading the algorithms' code:
   confidence bounds on its two error rates. Any (ε, δ)-DP algorithm forces
   ``FPR + e^ε·FNR ≥ 1 − δ`` (and the same with the roles swapped), so the error rates measured
   give a *lower* bound on the true ε, valid with the stated confidence.
+* :func:`runs_needed` / :func:`detection_power` — how many runs that test needs to catch a given
+  shortfall (noise cut to a fraction of what the report assumes) with a given probability.
 * :func:`audit_gaussian_mechanism` (vectorised over runs) and :func:`audit_algorithm` (any
-  registered algorithm on a tiny problem with a canary record, :func:`canary_neighbours`).
+  registered algorithm on a tiny problem with a canary record, :func:`canary_neighbours`,
+  :func:`canary_pair`); :func:`standard_audits` runs the book's set, :data:`STANDARD_AUDITS`.
 
 An audit can only ever show that ε is *at least* some value. If that lower bound exceeds the ε
 the library reports, the report is wrong — a privacy bug. If it stays below, the report survived
 an attack; with deliberately weakened noise the same attack must fail the report, which shows
 that the audit has teeth.
+
+What an audit can and cannot detect
+-----------------------------------
+It detects a report that is wrong *for its canary pair* by more than its resolution. Both limits matter:
+
+* **Resolution.** The test must measure error rates far in a tail, and the tail is deeper the
+  smaller δ: :func:`runs_needed` says how many runs catch a given shortfall. To catch noise cut to
+  70 % with 90 % probability takes about 3·10⁴ runs per dataset at ε = 2, δ = 1e-3 but 10⁶ at
+  ε = 1, δ = 1e-5 (where 2·10⁵ runs catch it 12 % of the time); a cut to 90 % at ε = 1, δ = 1e-5 needs
+  4·10⁷. A smaller error — a sensitivity off by 5 %, a composition slightly too optimistic — is below
+  the resolution of any affordable audit; the sensitivity and noise tests
+  (``tests/test_privacy_sensitivity.py``, ``tests/test_privacy_noise.py``) catch those exactly.
+  :func:`standard_audits` sizes itself to catch a cut to 70 %.
+* **Reach.** The audit sees only what its canary moves. A canary that moves a release by a fraction r
+  of the ledger's sensitivity exposes only that fraction of the privacy loss
+  (``AuditResult.details["reach"]``), and then a noise cut to r goes unnoticed *however many* runs:
+  the logistic loss at w = 0 has ``|ℓ'| = ½``, so a one-step audit of a gradient-based star algorithm
+  can never exceed r = ½ and halved noise passes it. :func:`canary_pair` builds canaries the model meets
+  at a large margin, where ``|ℓ'| → 1``; the standard audits reach 0.7 (DP-ADMM of Xu et al.: the
+  model mixes two releases), 0.83 (DP-ADMM over a star: its first step is at w = 0), 0.99 (PVP) and 1
+  (DP-SGD with clipping). Leaks through anything but the released model, or through states the
+  canary's runs never visit, are outside its view; so are events of probability below ~1/runs (a
+  failure of probability δ needs ≫ 1/δ runs to be seen).
 
 Examples
 --------
@@ -41,14 +67,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from . import _validate as check
 from . import mechanisms
 
-__all__ = ["Draw", "intercept_noise", "scaled_noise", "clopper_pearson", "epsilon_lower_bound", "AuditResult",
-           "audit_gaussian_mechanism", "canary_neighbours", "audit_algorithm", "tiny_problem", "STANDARD_AUDITS",
-           "standard_audits"]
+__all__ = ["Draw", "intercept_noise", "scaled_noise", "clopper_pearson", "epsilon_lower_bound", "detection_power",
+           "runs_needed", "AuditResult", "audit_gaussian_mechanism", "canary_neighbours", "audit_algorithm",
+           "tiny_problem", "canary_pair", "CANARIES", "STANDARD_AUDITS", "standard_audits"]
 
 _ORIGINAL = {"gaussian": mechanisms.gaussian, "laplace_l2": mechanisms.l2_laplace}
 _ATTRIBUTE = {"gaussian": "gaussian", "laplace_l2": "l2_laplace"}
@@ -169,19 +195,52 @@ def scaled_noise(factor: float):
 
 
 # ====================================================================== the statistics of an audit
+#: Candidate thresholds per tail (:func:`_threshold_levels`), and the confidence of the Clopper–Pearson
+#: bounds that *choose* the threshold on the first half of the runs. A stricter bound than the final one
+#: favours thresholds with enough errors to be measured again: a threshold picked for a lucky run of few
+#: errors would meet the expected count on the second half (the winner's curse), and lose power.
+_LEVELS_PER_TAIL = 200
+_SELECTION_CONFIDENCE = 0.999
+
+
+def _whole_numbers(name: str, value, *, minimum: float = 0) -> np.ndarray:
+    """``value`` as a float array of whole numbers ``≥ minimum`` (a ValueError naming ``name`` otherwise)."""
+    a = check.finite_array(name, value)
+    if np.any(a != np.round(a)) or np.any(a < minimum):
+        raise ValueError(f"{name} must be whole numbers >= {minimum:g}, got {value!r}")
+    return a
+
+
 def clopper_pearson(successes, trials, confidence: float = 0.95):
     """Two-sided Clopper–Pearson interval for a binomial proportion (vectorised).
 
+    ``successes`` are whole numbers in ``[0, trials]``, ``trials`` whole numbers ``≥ 1`` (arrays broadcast).
     Returns ``(lower, upper)``; each side holds with probability ``1 − (1 − confidence)/2``.
     """
     confidence = check.open_unit("confidence", confidence)
-    k = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
+    k = _whole_numbers("successes", successes)
+    n = _whole_numbers("trials", trials, minimum=1)
+    try:
+        k, n = np.broadcast_arrays(k, n)
+    except ValueError:
+        raise ValueError(f"successes and trials must have shapes that broadcast, got {np.shape(k)} and "
+                         f"{np.shape(n)}") from None
+    if np.any(k > n):
+        raise ValueError(f"successes must be in [0, trials], got successes = {successes!r} for trials = {trials!r}")
     a = (1 - confidence) / 2
     with np.errstate(invalid="ignore"):
-        lower = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
-        upper = np.where(k < n, stats.beta.ppf(1 - a, k + 1, n - k), 1.0)
+        lower = np.where(k > 0, special.betaincinv(k, n - k + 1, a), 0.0)
+        upper = np.where(k < n, special.betaincinv(k + 1, n - k, 1 - a), 1.0)
     return lower, upper
+
+
+def _upper(k, n, confidence):
+    """The upper Clopper–Pearson bound of :func:`clopper_pearson` for counts ``k`` of one ``n``, unchecked
+    (internal: hot loops; evaluated once per distinct count)."""
+    values, where = np.unique(np.asarray(k, float), return_inverse=True)
+    with np.errstate(invalid="ignore"):
+        upper = np.where(values < n, special.betaincinv(values + 1, n - values, 1 - (1 - confidence) / 2), 1.0)
+    return upper[where].reshape(np.shape(k))
 
 
 def _epsilon_from_rates(fpr_hi, fnr_hi, delta):
@@ -193,20 +252,40 @@ def _epsilon_from_rates(fpr_hi, fnr_hi, delta):
     return np.nan_to_num(np.maximum(one, two), nan=0.0, neginf=0.0, posinf=np.inf)
 
 
+def _threshold_levels(pooled: int) -> np.ndarray:
+    """Probabilities at which the pooled first-half scores are cut into candidate thresholds: geometric in
+    each tail, from one run's worth (``1/pooled``) to the median, so that the tails — where a strong
+    test's thresholds lie — are resolved as finely as the middle."""
+    tail = np.geomspace(min(1.0 / pooled, 0.5), 0.5, _LEVELS_PER_TAIL)
+    return np.unique(np.concatenate([tail, 1.0 - tail]))
+
+
+def _scores(name: str, value) -> np.ndarray:
+    s = check.finite_array(name, value).ravel()
+    if s.size < 2:
+        raise ValueError(f"{name} must hold at least 2 runs (one half chooses the threshold, the other measures "
+                         f"it), got {s.size}")
+    return s
+
+
 def epsilon_lower_bound(scores, scores_prime, delta: float, *, confidence: float = 0.95, seed: int = 0) -> dict:
     """Lower bound on ε from runs on two neighbouring datasets (threshold test + Clopper–Pearson).
 
     The adversary guesses "D′" when a run's score exceeds a threshold t. The runs of each side are
-    split at random in two halves: the first half picks t (the threshold whose Clopper–Pearson
-    bound on ε is largest there, among 4,001 quantiles of the scores), the second half,
-    untouched by that choice, measures the error rates with Clopper–Pearson bounds at the given
-    joint ``confidence`` (each bound at ``1 − (1 − confidence)/2``). One test, one bound: no
-    multiple-comparison correction is needed.
+    split at random in two halves: the first half picks t — among the pooled first-half scores cut at
+    2 × 200 levels, geometric in each tail (:func:`_threshold_levels`), the one whose Clopper–Pearson
+    bound on ε is largest there at the stricter confidence 0.999, so that a threshold is not chosen for
+    a lucky run of few errors — and the second half, untouched by that choice, measures the error
+    rates with Clopper–Pearson bounds at the given joint ``confidence`` (each bound at
+    ``1 − (1 − confidence)/2``). One test, one bound: no multiple-comparison correction is needed.
+    :func:`runs_needed` says how many runs this test needs to catch a given shortfall.
 
     Parameters
     ----------
     scores, scores_prime
-        One number per run on D and on D′ (higher means "more like D′").
+        One finite number per run on D and on D′ (higher means "more like D′"), at least 2 each.
+        A NaN or infinite score is refused (``ValueError``): an algorithm that releases NaN must
+        not pass an audit because no threshold can separate its runs.
     delta
         The δ of the guarantee being audited.
 
@@ -218,31 +297,146 @@ def epsilon_lower_bound(scores, scores_prime, delta: float, *, confidence: float
     """
     delta = check.open_unit("delta", delta)
     confidence = check.open_unit("confidence", confidence)
-    s0 = np.asarray(scores, dtype=float).ravel()
-    s1 = np.asarray(scores_prime, dtype=float).ravel()
+    s0 = _scores("scores", scores)
+    s1 = _scores("scores_prime", scores_prime)
     rng = np.random.default_rng(seed)
     s0, s1 = rng.permutation(s0), rng.permutation(s1)
     h0, h1 = len(s0) // 2, len(s1) // 2
     pick0, pick1, eval0, eval1 = s0[:h0], s1[:h1], s0[h0:], s1[h1:]
 
-    # 1) choose the threshold on the first halves: the one whose Clopper–Pearson bound is largest
-    #    there (so the choice favours thresholds with enough errors to be measured)
+    # 1) choose the threshold on the first halves
     pooled = np.concatenate([pick0, pick1])
-    grid = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, 4001)))
+    grid = np.unique(np.quantile(pooled, _threshold_levels(len(pooled))))
     fp = len(pick0) - np.searchsorted(np.sort(pick0), grid, side="right")  # D runs above t
     fn = np.searchsorted(np.sort(pick1), grid, side="right")  # D′ runs at or below t
-    _, fp_hi = clopper_pearson(fp, len(pick0), confidence)
-    _, fn_hi = clopper_pearson(fn, len(pick1), confidence)
+    fp_hi = _upper(fp, len(pick0), _SELECTION_CONFIDENCE)
+    fn_hi = _upper(fn, len(pick1), _SELECTION_CONFIDENCE)
     t = float(grid[int(np.argmax(_epsilon_from_rates(fp_hi, fn_hi, delta)))])
 
     # 2) measure it on the second halves
     fp2 = int(np.sum(eval0 > t))
     fn2 = int(np.sum(eval1 <= t))
-    _, fpr_hi = clopper_pearson(fp2, len(eval0), confidence)
-    _, fnr_hi = clopper_pearson(fn2, len(eval1), confidence)
+    fpr_hi = float(_upper(fp2, len(eval0), confidence))
+    fnr_hi = float(_upper(fn2, len(eval1), confidence))
     eps = float(max(0.0, _epsilon_from_rates(fpr_hi, fnr_hi, delta)))
     return {"epsilon": eps, "threshold": t, "fpr": fp2 / len(eval0), "fnr": fn2 / len(eval1),
-            "fpr_upper": float(fpr_hi), "fnr_upper": float(fnr_hi), "runs": min(len(s0), len(s1))}
+            "fpr_upper": fpr_hi, "fnr_upper": fnr_hi, "runs": min(len(s0), len(s1))}
+
+
+def _gaussian_separation(epsilon: float, delta: float) -> float:
+    """μ = Δ/σ of the single Gaussian release that is exactly (ε, δ)-DP (the accountant's calibration)."""
+    from . import accounting
+
+    return 1.0 / accounting.calibrate_noise(epsilon, delta, steps=1)
+
+
+def detection_power(epsilon: float, delta: float, noise_factor: float, runs: int, *, reach: float = 1.0,
+                    confidence: float = 0.95, replicates: int = 200, seed: int = 0) -> float:
+    """Probability that :func:`epsilon_lower_bound` proves ε wrong when the noise is cut to ``noise_factor``.
+
+    The model is the audit of :func:`audit_gaussian_mechanism`, or of any algorithm whose score is
+    Gaussian (Gaussian noise, a release affine in it — the standard audits): the score is
+    ``N(0, 1)`` on D and ``N(μ′, 1)`` on D′ with ``μ′ = reach · μ(ε, δ) / noise_factor``, where
+    ``μ(ε, δ) = Δ/σ`` of the Gaussian mechanism the accountant calibrates to (ε, δ) for one release
+    (a composition of Gaussian releases reporting (ε, δ) has the same μ) and ``reach`` the fraction
+    of it that the canary achieves (1: the canary moves the score by the whole sensitivity).
+
+    Both stages of the test are modelled as :func:`epsilon_lower_bound` runs them: the threshold is
+    chosen on the first halves (``replicates`` Monte Carlo draws of their error counts at the
+    candidate thresholds — the same levels, cut at the model's quantiles), and for each choice the
+    probability that the second halves' Clopper–Pearson bound exceeds ε is exact (binomial).
+    Deterministic for a given ``seed``; its Monte Carlo error is about ``√(p(1 − p)/replicates)``.
+    """
+    epsilon = check.positive("epsilon", epsilon)
+    delta = check.open_unit("delta", delta)
+    noise_factor = check.positive("noise_factor", noise_factor)
+    runs = check.count("runs", runs, minimum=2)
+    reach = check.positive("reach", reach)
+    confidence = check.open_unit("confidence", confidence)
+    replicates = check.count("replicates", replicates)
+    mu = reach * _gaussian_separation(epsilon, delta) / noise_factor
+    return float(_power(epsilon, delta, mu, runs, confidence, replicates, seed))
+
+
+def _power(epsilon, delta, mu, runs, confidence, replicates, seed, quadrature=64):
+    """:func:`detection_power` for a score separation ``mu`` (noise units), arguments unchecked."""
+    pick, held = runs // 2, runs - runs // 2
+    # the candidate thresholds: the model's pooled quantiles at the audit's levels (bisection on the mixture cdf)
+    levels = _threshold_levels(2 * pick)
+    lo, hi = np.full(levels.shape, -40.0), np.full(levels.shape, 40.0 + mu)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        below = 0.5 * (stats.norm.cdf(mid) + stats.norm.cdf(mid - mu)) < levels
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    t = np.unique((lo + hi) / 2)
+    # stage 1: the first halves' error counts at every threshold, `replicates` times; the threshold chosen
+    rng = np.random.default_rng(seed)
+    cdf0, cdf1 = stats.norm.cdf(t), stats.norm.cdf(t - mu)
+    bins0 = np.diff(np.concatenate([[0.0], cdf0, [1.0]]))
+    bins1 = np.diff(np.concatenate([[0.0], cdf1, [1.0]]))
+    at_or_below0 = np.cumsum(rng.multinomial(pick, bins0 / bins0.sum(), size=replicates), axis=1)[:, :-1]
+    at_or_below1 = np.cumsum(rng.multinomial(pick, bins1 / bins1.sum(), size=replicates), axis=1)[:, :-1]
+    criterion = _epsilon_from_rates(_upper(pick - at_or_below0, pick, _SELECTION_CONFIDENCE),
+                                    _upper(at_or_below1, pick, _SELECTION_CONFIDENCE), delta)
+    chosen, weight = np.unique(np.argmax(criterion, axis=1), return_counts=True)
+    # stage 2, exact for each chosen threshold: FP ~ Bin(held, p0), FN ~ Bin(held, p1) independent; the bound
+    # exceeds ε iff U(FN) < c(FP) (U the upper Clopper–Pearson bound, increasing), i.e. FN ≤ k_max(FP)
+    p0, p1 = 1.0 - cdf0[chosen], cdf1[chosen]
+    q = (np.arange(quadrature) + 0.5) / quadrature  # FP at `quadrature` quantiles of its law
+    fp = stats.binom.ppf(q[None, :], held, p0[:, None])
+    u0 = _upper(fp, held, confidence)
+    c = np.clip(np.maximum((1 - delta - u0) * math.exp(-epsilon), 1 - delta - u0 * math.exp(epsilon)), 0.0, 1.0)
+    a = (1 - confidence) / 2
+    with np.errstate(invalid="ignore"):
+        k_max = np.where(c > 0, stats.binom.ppf(a, held, c) - 1, -1)  # U(k) < c  ⟺  P(Bin(held, c) ≤ k) < a
+    detect = np.where(k_max >= 0, stats.binom.cdf(k_max, held, p1[:, None]), 0.0).mean(axis=1)
+    return float(weight @ detect / replicates)
+
+
+def runs_needed(epsilon: float, delta: float, noise_factor: float, *, power: float = 0.9, reach: float = 1.0,
+                confidence: float = 0.95, max_runs: int = 10**9, replicates: int = 200,
+                seed: int = 0) -> int | float:
+    """Runs per dataset an audit needs to prove ε wrong, with probability ``power``, when the noise is cut
+    to ``noise_factor`` of what the report assumes.
+
+    For the threshold test of :func:`epsilon_lower_bound` on a Gaussian score (the model of
+    :func:`detection_power`: the Gaussian mechanism, or an algorithm with Gaussian noise whose
+    release is affine in it, with a canary that reaches ``reach`` of the sensitivity), the smallest
+    number of runs per dataset whose :func:`detection_power` is at least ``power`` — found by
+    doubling, then bisection to 2 %. Returns ``math.inf`` when even ``max_runs`` do not suffice:
+    always when ``noise_factor ≥ reach`` (then the report is true, and a valid audit proves it wrong
+    with probability at most ``(1 − confidence)/2``).
+
+    The number grows quickly as the shortfall shrinks and as δ falls: the test must see the errors of
+    a threshold far in a tail. At ε = 1, δ = 1e-5 (power 0.9) a cut to 50 % needs about 5·10⁴ runs, to
+    70 % about 1.1·10⁶, to 90 % about 4·10⁷; at ε = 2, δ = 1e-3 a cut to 50 % needs about 3·10³ and to
+    70 % about 3·10⁴. The model's power at these numbers was checked against the audit itself (300 – 400
+    seeded audits of :func:`audit_gaussian_mechanism` each: 0.89 – 0.92).
+    """
+    epsilon = check.positive("epsilon", epsilon)
+    delta = check.open_unit("delta", delta)
+    noise_factor = check.positive("noise_factor", noise_factor)
+    power = check.open_unit("power", power)
+    reach = check.positive("reach", reach)
+    confidence = check.open_unit("confidence", confidence)
+    max_runs = check.count("max_runs", max_runs, minimum=4)
+    replicates = check.count("replicates", replicates)
+    if noise_factor >= reach:
+        return math.inf
+    mu = reach * _gaussian_separation(epsilon, delta) / noise_factor
+
+    def enough(n):
+        return _power(epsilon, delta, mu, int(n), confidence, replicates, seed) >= power
+
+    lo, hi = 2, 64
+    while not enough(hi):
+        if hi >= max_runs:
+            return math.inf
+        lo, hi = hi, min(4 * hi, max_runs)
+    while hi - lo > max(1, 0.02 * lo):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return int(hi)
 
 
 @dataclass(frozen=True)
@@ -299,29 +493,45 @@ def audit_gaussian_mechanism(*, epsilon: float = 1.0, delta: float = 1e-5, sensi
     released_d, released_prime = 0.0 + noise[0], sensitivity + noise[1]
     bound = epsilon_lower_bound(released_d, released_prime, delta, confidence=confidence, seed=seed)
     return AuditResult("Gaussian mechanism", reported, bound["epsilon"], delta, runs, confidence, noise_factor,
-                       {**bound, "sigma": sigma})
+                       {**bound, "sigma": sigma, "reach": 1.0})
 
 
-def canary_neighbours(problem, *, record: int = 0, direction=None, labels=None):
+def canary_neighbours(problem, *, record: int = 0, direction=None, labels=None, direction_prime=None):
     """Two neighbouring problems that differ in one *canary* record (replace-one).
 
-    Record ``record`` becomes ``(B·u, b)`` in D and ``(B·u, b′)`` in D′, with ``B`` the public
-    ``problem.feature_bound``, ``u`` a unit ``direction`` (default: the first coordinate axis) and
-    the labels ``(b, b′)`` (default ``(+1, −1)`` for the logistic loss, ``(+B, −B)`` for the squared
-    loss): the two versions of the record pull the model in opposite directions as hard as the
-    public bounds allow.
+    Record ``record`` (a whole number in ``[0, n − 1]``) becomes ``(B·u, b)`` in D and ``(B·u′, b′)``
+    in D′, with ``B`` the public ``problem.feature_bound``, ``u`` a unit ``direction`` (default: the
+    first coordinate axis), ``u′`` a unit ``direction_prime`` (default ``u``) and the labels ``(b, b′)``
+    (default ``(+1, −1)`` for the logistic loss, ``(+B, −B)`` for the squared loss): with the defaults
+    the two versions of the record pull the model in opposite directions as hard as the public bounds
+    allow. (Where the model meets the canary at a large margin, two mirror images ``u, u′`` nearly
+    perpendicular to the model pull further apart: see :func:`canary_pair`.)
     """
-    X = np.array(problem.X, dtype=float)
-    y = np.array(problem.y, dtype=float)
-    d = problem.d
-    u = np.eye(d)[0] if direction is None else np.asarray(direction, dtype=float)
-    u = u / np.linalg.norm(u)
+    n, d = problem.n, problem.d
+    if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or not 0 <= record < n:
+        raise ValueError(f"record must be a whole number in [0, n − 1] = [0, {n - 1}] (the problem has n = {n} "
+                         f"records), got {record!r}")
+
+    def unit(name, value, default):
+        if value is None:
+            return default
+        v = check.finite_array(name, value, ndim=1)
+        if v.shape != (d,) or not np.linalg.norm(v) > 0:
+            raise ValueError(f"{name} must be a non-zero vector of length d = {d}, got {value!r}")
+        return v / np.linalg.norm(v)
+
+    u = unit("direction", direction, np.eye(d)[0])
+    u_prime = unit("direction_prime", direction_prime, u)
     if labels is None:
         labels = (1.0, -1.0) if problem.loss == "logistic" else (problem.feature_bound, -problem.feature_bound)
-    X[record] = problem.feature_bound * u
-    y_d, y_prime = y.copy(), y.copy()
+    labels = check.finite_array("labels", labels, ndim=1)
+    if labels.shape != (2,):
+        raise ValueError(f"labels must be two numbers (the canary's label in D, in D′), got {labels!r}")
+    X, X_prime = np.array(problem.X, dtype=float), np.array(problem.X, dtype=float)
+    y_d, y_prime = np.array(problem.y, dtype=float), np.array(problem.y, dtype=float)
+    X[record], X_prime[record] = problem.feature_bound * u, problem.feature_bound * u_prime
     y_d[record], y_prime[record] = labels
-    return problem.with_data(X, y_d), problem.with_data(X, y_prime)
+    return problem.with_data(X, y_d), problem.with_data(X_prime, y_prime)
 
 
 _AFFINE_CACHE: dict = {}  # (name, id(problem), seed, settings) → (problem, result): audits at several noise factors
@@ -391,7 +601,10 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
 
     The adversary sees the released model only; its score is the released model projected on the
     direction in which the canary moves the model (read from one run of each side with every draw
-    switched off), so it learns nothing from the runs it is judged on.
+    switched off) — for an affine release with Gaussian noise, on that direction whitened by the
+    noise's covariance, the most powerful test (:func:`_likelihood_direction`; ``details["reach"]``
+    says which fraction of the reported privacy loss the canary can expose at best) — so it learns
+    nothing from the runs it is judged on.
 
     Two ways to get the runs (``method``):
 
@@ -425,13 +638,16 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
         raise ValueError(f"the canary does not move the model of {name!r}: choose another record or direction")
     direction /= norm
 
-    maps = None
+    maps, reach = None, None
     if method in ("auto", "affine"):
         maps = [_affine_release(name, p, seed, common) for p in (problem, problem_prime)]
         if any(m is None for m in maps):
             if method == "affine":
                 raise ValueError(f"the model released by {name!r} is not affine in its noise here; use method='runs'")
             maps = None
+        else:
+            direction, reach = _likelihood_direction(maps[0], clean_prime - clean, direction, epsilon=reported,
+                                                     delta=delta)
     rng = np.random.default_rng(seed)
     if maps is not None:
         used = "affine"
@@ -454,7 +670,32 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
         scores = (models - clean) @ direction  # (2, runs), all runs at once
     bound = epsilon_lower_bound(scores[0], scores[1], delta, confidence=confidence, seed=seed)
     return AuditResult(name, reported, bound["epsilon"], delta, runs, confidence, noise_factor,
-                       {**bound, "separation": float(norm), "method": used})
+                       {**bound, "separation": float(norm), "method": used, "reach": reach})
+
+
+def _likelihood_direction(release, shift, direction, *, epsilon, delta):
+    """The score direction of an affine release with Gaussian noise, and the canary's reach.
+
+    With ``model = offset + M·ξ``, ``ξ ~ N(0, diag(σ²))``, the model is Gaussian with covariance
+    ``C = M diag(σ²) Mᵀ``, and the canary shifts its mean by ``shift``; the most powerful test
+    projects on ``C⁺·shift`` (Neyman–Pearson), and its score separates the two sides by
+    ``μ = √(shiftᵀ C⁺ shift)`` noise units. ``reach = μ / μ(ε, δ)``, with μ(ε, δ) the separation
+    that a Gaussian release reporting the algorithm's (ε, δ) allows: 1 when the canary exposes all
+    the privacy loss the report accounts for, ½ for a canary that moves a release by half its Δ.
+    Anything but Gaussian noise (ℓ2-Laplace): the given direction, reach ``None``.
+    """
+    draws, _, matrix = release
+    if any(d.mechanism != "gaussian" for d in draws) or not math.isfinite(epsilon):
+        return direction, None
+    variances = np.concatenate([np.broadcast_to(d.noise[..., None], d.raw.shape).ravel() ** 2 for d in draws])
+    covariance = (matrix * variances) @ matrix.T
+    whitened = np.linalg.pinv(covariance, hermitian=True) @ shift
+    if np.linalg.norm(covariance @ whitened - shift) > 1e-9 * np.linalg.norm(shift):
+        return direction, math.inf  # the canary moves the model where no noise reaches: the raw direction shows it
+    mu = float(np.sqrt(max(shift @ whitened, 0.0)))
+    if not mu > 0:
+        return direction, None
+    return whitened / np.linalg.norm(whitened), mu / _gaussian_separation(epsilon, delta)
 
 
 # ====================================================================== the book's standard audits
@@ -470,26 +711,103 @@ def tiny_problem(loss: str = "logistic"):
     return problems.Problem(X, y, 1e-2, "squared", "l2", name="ridge")
 
 
-#: The audits the privacy chapter and ``scripts/audit.py`` run: (algorithm, loss of the tiny problem,
-#: options). One iteration and one agent, so that the released model is affine in the noise and the
-#: audit is vectorised over runs; DP-ADMM and DP-SGD on clipped gradients, where the canary can use
-#: the whole sensitivity (the audit is then nearly tight), the star algorithms on the logistic loss.
+#: The canaries of :func:`canary_pair`.
+CANARIES = ("squared", "logistic", "logistic-far-optimum", "logistic-far-step")
+
+# "logistic-far-optimum": records at ±φ from e₁ in the (e₁, e₃) plane pull an ℓ2-minimiser along e₁ by
+# σ(−a·w)·cos φ each; at w = v·e₁ that pull, x·σ(−x)/v with x = v cos φ, is largest (0.2785/v) at x = 1.2785,
+# so with cos φ = 1.2785/v and strong convexity Λ = 0.2785/v² the minimiser rests at v (here 60).
+_FAR_OPTIMUM = {"records": 20_000, "distance": 60.0, "canary_margin": 7.0}
+#: ρ of pvp_star on that canary: Λ = ρ + λ = 0.2785/60² (λ = 1e-9).
+FAR_OPTIMUM_RHO = 0.2785 / _FAR_OPTIMUM["distance"] ** 2
+# "logistic-far-step": every other record is u (label +1), so the first step of a huge step size moves the
+# model to w ≈ u/(2(ρ + 1/η)) ≈ 10⁴·u, where they are all classified at a margin of 10⁴ (|ℓ'| < 1e-300).
+_FAR_STEP = {"records": 24_000, "canary_cos": 0.1}
+
+
+def canary_pair(kind: str = "logistic"):
+    """The two neighbouring problems (D, D′) of one of the book's canaries (:data:`CANARIES`).
+
+    * ``"squared"``, ``"logistic"``: :func:`canary_neighbours` of :func:`tiny_problem` — record 0 at the
+      public norm bound, labels ±. For a clipped loss the two versions' gradients are ±C: the whole
+      sensitivity. For the logistic loss *at w = 0* (the first step of every star algorithm) ``|ℓ'| = ½``:
+      the canary moves the release by half the lemma's Δ = 2c₁/…, never more.
+    * ``"logistic-far-optimum"`` — for an exact minimiser (``pvp_star``, one step, ρ =
+      :data:`FAR_OPTIMUM_RHO`): 20,000 records in d = 3 (the other records at ±φ around e₁ in the (e₁, e₃)
+      plane hold the minimiser 60 units out along e₁) and a canary ``−(cos θ e₁ ± sin θ e₂)`` (label +1,
+      the sign of e₂ flipped in D′) with ``60 cos θ = 7``: misclassified at margin −7 in both versions
+      (|ℓ'| = 0.999), nearly perpendicular to the model, mirror images of each other, so their gradients
+      differ by ``2 sin θ |ℓ'| c₁ ≈ 0.99 · 2c₁``; no other record curves the loss along e₂, and the many
+      records keep the canary's pull on its own margin small. The minimiser moves by 0.99 of Δ = 2c₁/(mΛ).
+    * ``"logistic-far-step"`` — for a gradient step (``dp_admm_star`` with a public ``c_w = 10⁷``, ℓ1 with
+      λ = 1e-10, ρ = 5e-5, one agent): 24,000 records, the others all ``u = (1, 1)/√2`` with label +1 and
+      the canary ``−(cos θ u ± sin θ v)`` (v ⊥ u, cos θ = 0.1). The first step, at w = 0, moves the model to
+      ≈ 10⁴ u, where every record's margin is so large that |ℓ'| is 1 (the canary) or 0 (the others) to
+      double precision: from the second step on the canary moves each release by ``sin θ · Δ_k = 0.995 Δ_k``,
+      and every release stays affine in the noise (the audit's exact, vectorised path).
+      The first release, at w = 0, still moves by only half its Δ: with T releases the released model
+      carries ``(T − ½)`` of T releases' worth of shift.
+    """
+    from . import problems
+
+    check.choice("kind", kind, CANARIES)
+    if kind in ("squared", "logistic"):
+        return canary_neighbours(tiny_problem(kind))
+    if kind == "logistic-far-optimum":
+        m, v, margin = _FAR_OPTIMUM["records"], _FAR_OPTIMUM["distance"], _FAR_OPTIMUM["canary_margin"]
+        cos_phi = 1.2785 / v
+        X = np.zeros((m, 3))
+        X[:, 0] = cos_phi
+        X[:, 2] = math.sqrt(1 - cos_phi**2) * np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
+        base = problems.logistic(X, np.ones(m), 1e-9, "l2")
+        cos_t = margin / v
+        sin_t = math.sqrt(1 - cos_t**2)
+        return canary_neighbours(base, direction=[-cos_t, -sin_t, 0.0], direction_prime=[-cos_t, sin_t, 0.0],
+                                 labels=(1.0, 1.0))
+    m, cos_t = _FAR_STEP["records"], _FAR_STEP["canary_cos"]
+    u, v = np.array([1.0, 1.0]) / math.sqrt(2), np.array([-1.0, 1.0]) / math.sqrt(2)
+    base = problems.logistic(np.tile(u, (m, 1)), np.ones(m), 1e-10, "l1")
+    sin_t = math.sqrt(1 - cos_t**2)
+    return canary_neighbours(base, direction=-(cos_t * u + sin_t * v), direction_prime=-(cos_t * u - sin_t * v),
+                             labels=(1.0, 1.0))
+
+
+#: The audits the privacy chapter and ``scripts/audit.py`` run: (algorithm, canary of :func:`canary_pair`,
+#: options). One agent, and releases affine in the noise, so that the audit is exact and vectorised over
+#: runs. DP-ADMM and DP-SGD on clipped gradients, where the canary uses the whole sensitivity; PVP and
+#: DP-ADMM over a star on canaries the model meets at a large margin (|ℓ'| → 1), where the logistic
+#: loss's canary reaches the lemma's Δ — for PVP in one step, for DP-ADMM from its second step on (its
+#: first, at w = 0, reaches half of it: three steps expose 0.85 of the reported privacy loss).
 STANDARD_AUDITS = (
     ("dp_admm", "squared", {"rho": 1.0, "iterations": 1, "clip": 0.1}),
     ("dp_sgd_star", "logistic", {"iterations": 1, "n_agents": 1, "clip": 0.3}),
-    ("dp_admm_star", "logistic", {"rho": 0.5, "iterations": 1, "n_agents": 1}),
-    ("pvp_star", "logistic", {"rho": 0.5, "iterations": 1, "n_agents": 1}),
+    ("dp_admm_star", "logistic-far-step", {"rho": 5e-5, "iterations": 3, "n_agents": 1, "c_w": 1e7}),
+    ("pvp_star", "logistic-far-optimum", {"rho": FAR_OPTIMUM_RHO, "iterations": 1, "n_agents": 1}),
 )
 
 
-def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int = 1_000_000,
-                    noise_factors=(1.0, 0.5), seed: int = 0, verbose: bool = True) -> list[AuditResult]:
+def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int | None = None, detect: float = 0.7,
+                    power: float = 0.9, noise_factors=(1.0, 0.5), seed: int = 0,
+                    verbose: bool = True) -> list[AuditResult]:
     """Audit the Gaussian mechanism and every algorithm of :data:`STANDARD_AUDITS` at each noise factor.
 
     Every run reports (ε, δ) = (``epsilon``, ``delta``); ``noise_factors`` (default: as calibrated, then
-    halved) scale the noise actually added. Prints each result when ``verbose``.
+    halved) scale the noise actually added. ``runs`` per dataset; default
+    ``runs_needed(epsilon, delta, detect, power=power)``: enough to prove the report wrong with
+    probability ``power`` when the noise is cut to ``detect`` (70 %) of what it should be, for a canary
+    that reaches the whole sensitivity (``details["reach"]`` of each result says how much of it the
+    canary reaches; a canary reaching r catches a cut to ``detect · r`` as surely). Prints each result
+    when ``verbose``.
     """
-    canaries = {name: canary_neighbours(tiny_problem(loss)) for name, loss, _ in STANDARD_AUDITS}
+    if runs is None:
+        runs = runs_needed(epsilon, delta, detect, power=power)
+        if not math.isfinite(runs):
+            raise ValueError(f"detect must be below 1 for the audit to size itself (a cut to {detect!r} of the noise "
+                             f"is not detectable with up to 10⁹ runs at ε = {epsilon:g}, δ = {delta:g}); or give runs")
+        if verbose:
+            print(f"{runs:,} runs per dataset: enough to catch noise cut to {detect:.0%} with {power:.0%} power "
+                  f"(audit.runs_needed)")
+    canaries = {name: canary_pair(kind) for name, kind, _ in STANDARD_AUDITS}
     results = []
     for factor in noise_factors:
         result = audit_gaussian_mechanism(epsilon=epsilon, delta=delta, runs=runs, seed=seed, noise_factor=factor)

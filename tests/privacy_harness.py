@@ -60,13 +60,15 @@ reach, ``labels`` the candidate labels (default ±1 logistic, ±feature_bound sq
 the index in ``releases`` whose site is used. The replaced record must belong to the agent whose
 noise the site addresses (give ``owner=round_robin(n, N)`` so that record 0 is agent 0's).
 
-``Audit(problem, options={}, epsilon=2.0, delta=1e-3, runs=200_000, teeth=False, method="auto")``:
+``Audit(problem=None, options={}, epsilon=2.0, delta=1e-3, runs=200_000, teeth=False, method="auto",
+canary=None)``:
 the empirical audit of :func:`dpadmm_lite.audit.audit_algorithm` on ``problem()`` with a canary record
-(:func:`dpadmm_lite.audit.canary_neighbours`). Choose a setting whose released model is affine in the
-noise (one iteration, one agent) so that the audit is vectorised over ``runs``; otherwise it falls back
-to one library run per run (give ``runs`` ≈ 300 and ``method="runs"``). ``teeth=True``: the same audit
-with every draw halved must exceed the reported ε — only where the release's sensitivity is reached
-(clipped gradients), which one ADMM algorithm and DP-SGD show.
+(:func:`dpadmm_lite.audit.canary_neighbours`), or on ``dl.audit.canary_pair(canary)``. Choose a
+setting whose released model is affine in the noise (one iteration, one agent) so that the audit is
+vectorised over ``runs``; otherwise it falls back to one library run per run (give ``runs`` ≈ 300
+and ``method="runs"``). ``teeth=True``: the same audit
+with every draw halved must exceed the reported ε — only where the canary reaches enough of the
+release's sensitivity (clipped gradients; the logistic canaries the model meets at a large margin).
 
 Helpers for entries: :func:`tiny_logistic`, :func:`round_robin`, :func:`star_site`.
 """
@@ -115,13 +117,20 @@ class Sensitivity:
 class Audit:
     """A tiny setting for the empirical privacy audit (:func:`dpadmm_lite.audit.audit_algorithm`)."""
 
-    problem: Callable[[], Any]
+    problem: Callable[[], Any] | None = None
     options: dict = field(default_factory=dict)
     epsilon: float = 2.0
     delta: float = 1e-3
     runs: int = 200_000
     teeth: bool = False
     method: str = "auto"
+    canary: str | None = None
+
+    def neighbours(self):
+        """(D, D′): ``dl.audit.canary_pair(canary)``, or the canary record of ``problem()``."""
+        if self.canary is not None:
+            return dl_audit.canary_pair(self.canary)
+        return dl_audit.canary_neighbours(self.problem())
 
 
 @dataclass(frozen=True)
@@ -290,7 +299,9 @@ ENTRIES: dict[str, Entry] = {
         releases=(Release("PVP", star_site, gain=_MEAN_OF_AGENTS),),
         # the exact minimiser moves by ‖Δ∇‖/(m(ρ + λ + curvature)): well inside 2c₁/(m(ρ + λ))
         sensitivity=(Sensitivity(options=_STAR_SENS, steps=3, min_ratio=0.4),),
-        audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 1}),
+        # a canary the minimiser meets at margin −7, nearly perpendicular (dl.audit.canary_pair): reach 0.99
+        audit=Audit(canary="logistic-far-optimum",
+                    options={"rho": dl_audit.FAR_OPTIMUM_RHO, "iterations": 1, "n_agents": 1}, teeth=True),
     ),
     "dp_admm_star": Entry(
         releases=(Release("DP-ADMM", star_site, gain=_MEAN_OF_AGENTS),),
@@ -301,7 +312,9 @@ ENTRIES: dict[str, Entry] = {
                                                          "epsilon": 100.0, "iterations": 6}, steps=6, min_ratio=0.505),
             Sensitivity(options=_STAR_SENS, steps=1, min_ratio=0.49),  # the default calibration, first release
         ),
-        audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 1}),
+        # a canary every release after the first meets at a margin of 10³ (dl.audit.canary_pair): reach 0.83
+        audit=Audit(canary="logistic-far-step",
+                    options={"rho": 5e-5, "iterations": 3, "n_agents": 1, "c_w": 1e7}, teeth=True),
     ),
     "dp_sgd_star": Entry(
         # agent i sends w^{k−1} − η(g̃_i + …); the aggregator averages: d w^k / d ξ_i = −η/N
