@@ -32,6 +32,14 @@ them) and a numpy index into the array that call returns.
   ledger's ``Δ/σ`` (or ``ζΔ``), and its largest value must reach ``min_ratio`` of it where the
   paper's lemma is tight. Runs with fewer iterations must be prefixes of longer ones when the
   noise is off (the test checks the objective series); if not, use ``steps=1``.
+* **Adversarial states** (``margin > 0``). A lemma bounds the change of a release at *every* state,
+  and for the logistic loss its 2c₁ is approached only where the record is misclassified at a large
+  margin (``|ℓ′| → 1``): the run's own states, near w = 0, have ``|ℓ′| ≈ ½`` and show half of Δ at
+  most. So the D run also receives, at the site of every measured step, a fixed noise vector that
+  moves its model to ``feature_bound·‖x‖ ≈ margin`` along a direction u (any state the noise can
+  produce must be covered); the anchor is misclassified at margin ≈ −8 and nearly perpendicular to u,
+  its mirror image about u is among the candidates, and both orientations (±u) are tried, every
+  candidate at every step. The change measured is the noise D′ needs *beyond* D's to equal D's release.
 
 The entry format
 ----------------
@@ -53,12 +61,16 @@ The entry format
         audit=Audit(problem=tiny_logistic, options={"iterations": 1}),
     )
 
-``Sensitivity(problem=None, options={}, steps=3, min_ratio=0.0, record=0, labels=None, release=0)``:
+``Sensitivity(problem=None, options={}, steps=3, min_ratio=0.0, record=0, labels=None, release=0,
+margin=0.0)``:
 ``problem`` a factory (default: the case's), ``options`` over the case's, ``steps`` releases measured
 (each from the same state), ``min_ratio`` the measured/claimed ratio the worst candidate must
 reach, ``labels`` the candidate labels (default ±1 logistic, ±feature_bound squared), ``release``
-the index in ``releases`` whose site is used. The replaced record must belong to the agent whose
-noise the site addresses (give ``owner=round_robin(n, N)`` so that record 0 is agent 0's).
+the index in ``releases`` whose site is used, ``margin`` the adversarial state (0: the run's own).
+Every private algorithm needs one setting with ``min_ratio ≥ 0.95`` (clipped gradients, or the
+logistic loss with ``margin=MARGIN``; ``test_every_private_algorithm_reaches_the_ledgers_sensitivity``).
+The replaced record must belong to the agent whose noise the site addresses (give
+``owner=round_robin(n, N)`` so that record 0 is agent 0's).
 
 ``Audit(problem=None, options={}, epsilon=2.0, delta=1e-3, runs=200_000, teeth=False, method="auto",
 canary=None)``:
@@ -111,6 +123,7 @@ class Sensitivity:
     record: int = 0
     labels: tuple | None = None
     release: int = 0
+    margin: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -201,6 +214,10 @@ def _rich_logistic():
 
 
 _STAR_SENS = dict(rho=0.5, n_agents=4, owner=round_robin(240, 4))
+#: feature_bound·‖x‖ of the adversarial state of a ``margin=`` setting: the anchor sits at margin ≈ −8 and
+#: cos θ = 8/400 from perpendicular to the model, so its mirror image's gradient differs from its own by
+#: 2c₁ sin θ |ℓ′| ≈ 0.9998 · 2c₁ — the lemmas' bound, approached as it must be at some state.
+MARGIN = 400.0
 _XU = Release("gradient", _xu_site, gain=lambda tr: -tr.params["eta"] / tr.params["gamma"])
 _XU_SENS = (
     # large steps and a tiny λ: margins grow, the measured change exceeds half the lemma's 2c/n
@@ -209,6 +226,8 @@ _XU_SENS = (
     # clipped squared loss: the lemma's 2C/n is reached (opposite gradients, both clipped)
     Sensitivity(problem=squared_l2, options={"clip": 0.1, "iterations": 2}, steps=2, min_ratio=0.98,
                 labels=(-10.0, 10.0)),
+    # the logistic loss at an adversarial state (margin 400): step 2's gradient release moves by 2c/n
+    Sensitivity(options={"iterations": 2}, steps=2, margin=MARGIN, min_ratio=0.95),
 )
 _MEAN_OF_AGENTS = lambda tr: 1.0 / tr.params["n_agents"]  # noqa: E731  w^k = mean_i w̃_i^k − mean_i γ_i/ρ
 
@@ -298,7 +317,10 @@ ENTRIES: dict[str, Entry] = {
     "pvp_star": Entry(
         releases=(Release("PVP", star_site, gain=_MEAN_OF_AGENTS),),
         # the exact minimiser moves by ‖Δ∇‖/(m(ρ + λ + curvature)): well inside 2c₁/(m(ρ + λ))
-        sensitivity=(Sensitivity(options=_STAR_SENS, steps=3, min_ratio=0.4),),
+        sensitivity=(Sensitivity(options=_STAR_SENS, steps=3, min_ratio=0.4),
+                     # from a state far out, where every record is saturated (no curvature) and the anchor
+                     # misclassified: the minimiser moves by the whole 2c₁/(m_i Λ)
+                     Sensitivity(options={**_STAR_SENS, "iterations": 2}, steps=2, margin=MARGIN, min_ratio=0.95)),
         # a canary the minimiser meets at margin −7, nearly perpendicular (dl.audit.canary_pair): reach 0.99
         audit=Audit(canary="logistic-far-optimum",
                     options={"rho": dl_audit.FAR_OPTIMUM_RHO, "iterations": 1, "n_agents": 1}, teeth=True),
@@ -311,6 +333,9 @@ ENTRIES: dict[str, Entry] = {
             Sensitivity(problem=_rich_logistic, options={**_STAR_SENS, "rho": 0.01, "calibration": "paper",
                                                          "epsilon": 100.0, "iterations": 6}, steps=6, min_ratio=0.505),
             Sensitivity(options=_STAR_SENS, steps=1, min_ratio=0.49),  # the default calibration, first release
+            # step 2 from an adversarial w̃_0^1 (the paper's calibration: step sizes independent of T)
+            Sensitivity(options={**_STAR_SENS, "calibration": "paper", "iterations": 2}, steps=2, margin=MARGIN,
+                        min_ratio=0.95),
         ),
         # a canary every release after the first meets at a margin of 10³ (dl.audit.canary_pair): reach 0.83
         audit=Audit(canary="logistic-far-step",
@@ -323,6 +348,8 @@ ENTRIES: dict[str, Entry] = {
             Sensitivity(options=_STAR_SENS, steps=3, min_ratio=0.49),
             # clip below every per-example gradient at w = 0 (|ℓ'| = ½): the lemma's 2C/m is reached
             Sensitivity(options={**_STAR_SENS, "clip": 0.3}, steps=2, min_ratio=0.98),
+            # unclipped (C = c₁): at an adversarial w^1 the per-example gradients differ by nearly 2c₁
+            Sensitivity(options={**_STAR_SENS, "iterations": 2}, steps=2, margin=MARGIN, min_ratio=0.95),
         ),
         audit=Audit(tiny_logistic, {"iterations": 1, "n_agents": 1, "clip": 0.3}, runs=1_000_000, teeth=True),
     ),
@@ -335,7 +362,11 @@ ENTRIES: dict[str, Entry] = {
         # for the Jacobian term, so the ratio stays near α̂/(2α); a small ρ gives margins where the
         # shift exceeds c₁ (a ledger claiming Δ = c₁ fails)
         sensitivity=(Sensitivity(options={"rho": 0.02, "n_agents": 1, "iterations": 1, "calibration": "paper"},
-                                 steps=1, min_ratio=0.45),),
+                                 steps=1, min_ratio=0.45),
+                     # ρ = 1: c/(mΛ) = 0.001, so α̂ = 0.998α (Φ = 0); with the dual noise putting the minimiser
+                     # far out, the linear term's shift ‖∇ℓ_j − ∇ℓ_j′‖ reaches 2c₁: ζ‖shift‖ = 0.997α
+                     Sensitivity(options={"rho": 1.0, "n_agents": 1, "iterations": 1, "calibration": "paper"},
+                                 steps=1, margin=MARGIN, min_ratio=0.95)),
         # the local update is non-linear in the dual noise: one library run per audit run
         audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 1}, runs=200, method="runs"),
     ),
@@ -345,7 +376,10 @@ ENTRIES: dict[str, Entry] = {
         releases=(Release("DVP broadcast", lambda k: (k - 1, (0,)), recover=_graph_dual_noise),),
         options={**_GRAPH, "iterations": 3},
         sensitivity=(Sensitivity(options={**_GRAPH, "rho": 0.02, "iterations": 1, "calibration": "paper"}, steps=1,
-                                 min_ratio=0.25),),
+                                 min_ratio=0.25),
+                     # as dvp_star: ρ = 1 makes α̂ ≈ α, and node 0's dual noise a state where |ℓ′| → 1
+                     Sensitivity(options={**_GRAPH, "rho": 1.0, "iterations": 1, "calibration": "paper"}, steps=1,
+                                 margin=MARGIN, min_ratio=0.95)),
         audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 2, "topology": "ring"}, runs=300),
     ),
     # PVP's last iteration is one DVP step (the released output); its broadcasts V_p = f_p + ε_p feed
@@ -355,7 +389,10 @@ ENTRIES: dict[str, Entry] = {
         releases=(Release("final DVP step", lambda k: (k - 1, (0,)), recover=_graph_dual_noise),),
         options={**_GRAPH, "iterations": 3},
         sensitivity=(Sensitivity(options={**_GRAPH, "rho": 0.02, "iterations": 1, "calibration": "paper"}, steps=1,
-                                 min_ratio=0.25),),
+                                 min_ratio=0.25),
+                     # as dvp_star: ρ = 1 makes α̂ ≈ α, and node 0's dual noise a state where |ℓ′| → 1
+                     Sensitivity(options={**_GRAPH, "rho": 1.0, "iterations": 1, "calibration": "paper"}, steps=1,
+                                 margin=MARGIN, min_ratio=0.95)),
         audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 2, "topology": "ring"}, runs=300),
     ),
     # Liu et al. 2022 (stochastic.py): one call draws u_0 … u_{T−1} (T, d); DP-VRADMM draws U (S, m, d),
@@ -367,7 +404,10 @@ ENTRIES: dict[str, Entry] = {
                                                                   "iterations": 6}, steps=6, min_ratio=0.49),
                      # clipped squared loss: opposite clipped gradients reach the ledger's 2C/b
                      Sensitivity(problem=squared_l2, options={"clip": 0.1, "batch_size": 40, "iterations": 2}, steps=2,
-                                 min_ratio=0.98, labels=(-10.0, 10.0))),
+                                 min_ratio=0.98, labels=(-10.0, 10.0)),
+                     # the logistic loss at an adversarial x_1: step 2's minibatch gradient moves by 2c/b
+                     Sensitivity(options={"batch_size": 240, "iterations": 2}, steps=2, margin=MARGIN,
+                                 min_ratio=0.95)),
         audit=Audit(tiny_logistic, _LIU_AUDIT, runs=300),
     ),
     "dp_vradmm": Entry(
@@ -377,7 +417,10 @@ ENTRIES: dict[str, Entry] = {
         # epoch 1 from x̃⁰ = 0: the SVRG difference vanishes (x₀ = x̃⁰), the snapshot gradient changes by
         # (ℓ'ⱼ(0)aⱼ − ℓ'ⱼ′(0)aⱼ′)/n with |ℓ'(0)| = ½: half the ledger's 2c/n at most
         sensitivity=(Sensitivity(options={"inner": 1, "batch_size": 240, "iterations": 1}, steps=1, min_ratio=0.45,
-                                 release=1),),
+                                 release=1),
+                     # epoch 2's snapshot gradient, from an adversarial x̃^1: the ledger's 2c/n is reached
+                     Sensitivity(options={"inner": 1, "batch_size": 240, "iterations": 2}, steps=2, margin=MARGIN,
+                                 min_ratio=0.95, release=1)),
         audit=Audit(tiny_logistic, {**_LIU_AUDIT, "inner": 1}, runs=300),
     ),
     # Cyffers et al. 2023 (fixed_point.py): each run draws its noise in one call per chunk of rounds (here
@@ -548,29 +591,87 @@ def _candidates(problem, u, labels, rng):
 def measure_sensitivity(name: str, spec: Sensitivity, *, seed: int = 0, top: int = 2) -> list[Shift]:
     """Measure the change of the releases of steps 1 … ``spec.steps`` over many candidate records.
 
-    Every candidate is measured at step 1; the ``top`` largest go on to the later steps (coupled
-    to the same state). Returns every measurement.
+    ``spec.margin == 0``: from the run's own (noise-off) states. Every candidate is measured at step 1;
+    the ``top`` largest go on to the later steps (coupled to the same state). ``spec.margin > 0``: from
+    an adversarial state (:func:`_adversarial_state`), both orientations of the anchor, every candidate
+    at every step. Returns every measurement.
     """
     e = entry(name)
     release = e.releases[spec.release]
     base, options, epsilon, delta = setting(name, spec.options, spec.problem)
-    K = spec.steps
-    off_all = _zero_at(None, everything=True)
     labels = spec.labels or ((-1.0, 1.0) if base.loss == "logistic" else (-base.feature_bound, base.feature_bound))
-
-    # the model's direction after K noise-off steps on the base data, and the adversarial anchor
-    pilot, _ = run(name, base, {**options, "iterations": K}, epsilon=epsilon, delta=delta, seed=seed, edit=off_all)
+    if spec.margin > 0:
+        assert base.loss == "logistic", f"{name}: margin= probes the logistic loss's large margins; fix {HARNESS}"
+        state, u = _adversarial_state(name, release, base, options, epsilon, delta, spec, seed)
+        return [shift for orientation in (1.0, -1.0)
+                for shift in _measure(name, release, base, options, epsilon, delta, spec, seed, labels, state,
+                                      orientation * u, every_step=True, top=top, final=None)]
+    pilot, _ = run(name, base, {**options, "iterations": spec.steps}, epsilon=epsilon, delta=delta, seed=seed,
+                   edit=_zero_at(None, everything=True))
     u = np.ravel(pilot.model).astype(float)
     u = u / np.linalg.norm(u) if np.linalg.norm(u) > 0 else np.eye(base.d)[0]
+    return _measure(name, release, base, options, epsilon, delta, spec, seed, labels, None, u, every_step=False,
+                    top=top, final=pilot.model)
+
+
+def _adversarial_state(name, release, base, options, epsilon, delta, spec, seed):
+    """The noise that puts the run where the logistic loss saturates: ``(vector, u)``.
+
+    The lemmas bound the change of a release *at every state*, and for the logistic loss the bound
+    2c₁ on ``‖∇ℓ_j − ∇ℓ_j′‖`` is approached only where both versions of the record are misclassified
+    at a large margin (``|ℓ′| → 1``) and nearly perpendicular to the model; the run's own states, near
+    w = 0, have ``|ℓ′| ≈ ½``. Any state the noise can produce must be covered, so the D run receives,
+    at the site of every measured step, the vector ``κ·ŝ`` (draw units, ŝ a fixed unit vector) whose
+    first step moves the released model by ``spec.margin / feature_bound`` along ``u``.
+    """
+    call, index = release.site(1)
+    off = _zero_at(None, everything=True)
+    one = {**options, "iterations": 1}
+    x0 = np.ravel(run(name, base, one, epsilon=epsilon, delta=delta, seed=seed, edit=off)[0].model).astype(float)
+    direction = np.zeros(base.d)
+    direction[: min(3, base.d)] = 1.0  # a fixed direction with several non-zero coordinates
+    direction /= np.linalg.norm(direction)
+    probe = 1.0
+    x1 = np.ravel(run(name, base, one, epsilon=epsilon, delta=delta, seed=seed,
+                      edit=_zero_at(None, everything=True, inject=[((call, index), probe * direction)]))[0].model)
+    moved = (np.asarray(x1, float) - x0) / probe
+    assert np.linalg.norm(moved) > 0, f"{name}: the noise at the site of step 1 does not move the model; fix {HARNESS}"
+    kappa = spec.margin / (base.feature_bound * np.linalg.norm(moved))
+    return kappa * direction, moved / np.linalg.norm(moved)
+
+
+def _measure(name, release, base, options, epsilon, delta, spec, seed, labels, state, u, *, every_step, top, final):
+    """Anchor the record at the state ``u``, then measure each candidate's change of each release.
+
+    ``state`` (draw units, or ``None``) is the noise the D run receives at the site of every step; the
+    measured change of a D′ release is the noise it needs beyond that to equal D's release."""
+    K = spec.steps
+    off_all = _zero_at(None, everything=True)
+    B = base.feature_bound
+    rng = np.random.default_rng(seed)
+    basis = rng.standard_normal((2, base.d))
+    perp = basis - np.outer(basis @ u, u)
+    perp /= np.linalg.norm(perp, axis=1, keepdims=True)
     X, y = np.array(base.X, float), np.array(base.y, float)
-    X[spec.record] = -base.feature_bound * u  # misclassified along the model: a large gradient
     y[spec.record] = max(labels)
+    mirrors = []
+    if state is None:
+        X[spec.record] = -B * u  # misclassified along the model: a large gradient
+    else:  # misclassified at margin ≈ −8 (|ℓ′| ≈ 1), nearly perpendicular to the state; its mirror image about u
+        cos = min(0.5, 8.0 * B / spec.margin)
+        sin = math.sqrt(1 - cos**2)
+        X[spec.record] = -B * (cos * u + sin * perp[0])
+        mirrors = [(-B * (cos * u - sin * perp[0]), max(labels)), (-B * (cos * u - sin * perp[1]), max(labels))]
     D = base.with_data(X, y)
+
+    def edit(k, inject=()):
+        injected = [] if state is None else [(release.site(t), state) for t in range(1, k + 1)]
+        return _zero_at(None, everything=True, inject=[*injected, *inject]) if injected or inject else off_all
 
     targets, claims = {}, {}
     for k in range(1, K + 1):
         trace, draws = run(name, D, {**options, "iterations": k}, epsilon=epsilon, delta=delta, seed=seed,
-                           edit=off_all)
+                           edit=edit(k))
         targets[k] = trace
         call, index = release.site(k)
         scale = _scale_at(draws[call], index)
@@ -580,12 +681,13 @@ def measure_sensitivity(name: str, spec: Sensitivity, *, seed: int = 0, top: int
             claims[k] = (event.sensitivity / event.noise, float(scale[0]))
         else:
             claims[k] = (event.sensitivity * event.noise, float(scale[0]))
-        if k > 1:  # runs with fewer iterations are prefixes of longer ones (noise off)
+        if k > 1:  # runs with fewer iterations are prefixes of longer ones (noise off, or the same noise)
             np.testing.assert_allclose(
                 trace.objective[: k - 1], targets[k - 1].objective, rtol=1e-10, atol=1e-13,
                 err_msg=f"{name}: noise-off runs of {k - 1} and {k} iterations differ before step {k}, so the "
                         f"sensitivity test cannot couple them; use steps=1 for this setting in {HARNESS}")
     mechanism = event.mechanism
+    start = np.zeros(base.d) if state is None else state
 
     def size(c, k):
         _, draw_scale = claims[k]
@@ -605,7 +707,7 @@ def measure_sensitivity(name: str, spec: Sensitivity, *, seed: int = 0, top: int
 
         target = np.ravel(targets[k].model).astype(float)
         d = base.d
-        c = np.zeros(d)
+        c = start.copy()
         _, m = model(c)
         J = jacobians.get(k)
         for attempt in range(2):
@@ -630,8 +732,7 @@ def measure_sensitivity(name: str, spec: Sensitivity, *, seed: int = 0, top: int
         return c
 
     jacobians: dict[int, np.ndarray] = {}
-    rng = np.random.default_rng(seed)
-    cands = _candidates(base, u, labels, rng)
+    cands = _candidates(base, u, labels, rng) + mirrors
     out: list[Shift] = []
     first = []
     for a, b in cands:
@@ -639,21 +740,25 @@ def measure_sensitivity(name: str, spec: Sensitivity, *, seed: int = 0, top: int
         Xp[spec.record], yp[spec.record] = a, b
         Dp = base.with_data(Xp, yp)
         c = solve(Dp, 1, [])
-        r = size(c, 1) / claims[1][0]
-        out.append(Shift(1, (a, b), c, r, claims[1][0], size(c, 1)))
+        r = size(c - start, 1) / claims[1][0]
+        out.append(Shift(1, (a, b), c - start, r, claims[1][0], size(c - start, 1)))
         first.append((r, Dp, c, (a, b)))
-    # later steps for the `top` candidates of step 1 and the `top` whose per-example gradient differs
-    # most from the anchor's at the pilot's final model (where the states are richest)
-    grads = np.array([D.with_data(a[None, :], np.array([b])).per_example_gradients(pilot.model)[0]
-                      for (a, b) in cands]) if base.loss in ("logistic", "squared") else np.zeros((len(cands), 1))
-    anchor_grad = D.per_example_gradients(pilot.model, [spec.record])[0] if grads.shape[1] > 1 else 0.0
-    by_gradient = np.argsort(-np.linalg.norm(grads - anchor_grad, axis=1))[:top]
-    by_step_one = np.argsort([-t[0] for t in first])[:top]
-    chosen = list(dict.fromkeys([*by_step_one.tolist(), *by_gradient.tolist()]))
+    if every_step:
+        chosen = range(len(cands))
+    else:
+        # later steps for the `top` candidates of step 1 and the `top` whose per-example gradient differs
+        # most from the anchor's at the pilot's final model (where the states are richest)
+        grads = np.array([D.with_data(a[None, :], np.array([b])).per_example_gradients(final)[0]
+                          for (a, b) in cands]) if base.loss in ("logistic", "squared") else np.zeros((len(cands), 1))
+        anchor_grad = D.per_example_gradients(final, [spec.record])[0] if grads.shape[1] > 1 else 0.0
+        by_gradient = np.argsort(-np.linalg.norm(grads - anchor_grad, axis=1))[:top]
+        by_step_one = np.argsort([-t[0] for t in first])[:top]
+        chosen = list(dict.fromkeys([*by_step_one.tolist(), *by_gradient.tolist()]))
     for _, Dp, c1, cand in [first[i] for i in chosen]:
         couplings = [c1]
         for k in range(2, K + 1):
             c = solve(Dp, k, couplings)
             couplings.append(c)
-            out.append(Shift(k, cand, c, size(c, k) / claims[k][0], claims[k][0], size(c, k)))
+            out.append(Shift(k, cand, c - start, size(c - start, k) / claims[k][0], claims[k][0],
+                             size(c - start, k)))
     return out
