@@ -35,6 +35,7 @@ import pandas as pd
 
 from . import _validate as check
 from . import datasets, problems, registry, sweep
+from .labels import parameter
 
 __all__ = ["Task", "TASKS", "SIZES", "N_AGENTS", "problem", "held_out_utility", "nonprivate_utility", "applicable",
            "candidates", "grid_table", "run", "noise_summary", "evaluate", "tune", "select", "config_for", "summarize",
@@ -179,16 +180,16 @@ def candidates(tasks: Sequence[str], *, budget: int) -> list[str]:
 
 
 def grid_table(tasks: Sequence[str], *, budget: int) -> pd.DataFrame:
-    """The tuning grids, as reported in the chapter: per algorithm, what it declares and what
-    the budget let it try."""
+    """The tuning grids, as reported in the chapter: per algorithm (by its book's name,
+    ``registry.label``), what it declares and what the budget let it try."""
     rows = []
     for name in sorted({n for t in tasks for n in applicable(t)}):
         info = registry.info(name)
         tuning = info.tuning or {}
         declared = math.prod(len(v) for v in tuning.values()) if tuning else 1
         rows.append({
-            "algorithm": name, "tasks": ", ".join(TASKS[t].label for t in tasks if name in applicable(t)),
-            "tuning grid": "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in tuning[k])}}}"
+            "algorithm": info.label, "tasks": ", ".join(TASKS[t].label for t in tasks if name in applicable(t)),
+            "tuning grid": "; ".join(f"{parameter(k)} ∈ {{{', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in tuning[k])}}}"
                                      for k in sorted(tuning)) or "none declared: its defaults",
             "in grid": declared, "tried": len(_configs(name, budget)),
         })

@@ -462,7 +462,9 @@ class AuditResult:
     def __str__(self) -> str:
         weakened = "" if self.noise_factor == 1 else f", noise × {self.noise_factor:g} (deliberately weakened)"
         verdict = "the report survives" if self.passed else "THE REPORT IS WRONG"
-        return (f"{self.name}: reported ε = {self.epsilon_reported:.3g}, audited ε ≥ {self.epsilon_lower:.3g} "
+        from .labels import readable  # the algorithm's book's name ("DP-ADMM (star)", not dp_admm_star)
+
+        return (f"{readable(self.name)}: reported ε = {self.epsilon_reported:.3g}, audited ε ≥ {self.epsilon_lower:.3g} "
                 f"({100 * self.confidence:.0f} % confidence, {self.runs} runs per dataset, δ = {self.delta:g}"
                 f"{weakened}) — {verdict}")
 

@@ -29,10 +29,14 @@ import scipy.sparse.csgraph
 
 from . import _validate as check
 
-__all__ = ["Topology", "make", "NAMES", "from_adjacency"]
+__all__ = ["Topology", "make", "NAMES", "LABELS", "label", "from_adjacency"]
 
 #: The topology names :func:`make` understands.
 NAMES = ("star", "ring", "grid", "complete", "erdos_renyi", "small_world")
+
+#: The book's name of each topology of :data:`NAMES` (what drop-downs, legends and tables show).
+LABELS = {"star": "star", "ring": "ring", "grid": "grid", "complete": "complete",
+          "erdos_renyi": "Erdős–Rényi", "small_world": "small world"}
 
 #: How many times a random topology is redrawn before giving up on connectivity.
 MAX_TRIES = 100
@@ -58,6 +62,11 @@ class Topology:
     adjacency: scipy.sparse.csr_matrix
     layout: np.ndarray
     params: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The book's name of the graph (``"small world"`` for ``"small_world"``; a custom one keeps its name)."""
+        return LABELS.get(self.name, self.name)
 
     @property
     def n_agents(self) -> int:
@@ -152,6 +161,12 @@ class Topology:
         extra = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return (f"Topology({self.name!r}, n_agents={self.n_agents}, edges={self.n_edges}, "
                 f"connected={self.is_connected}{', ' + extra if extra else ''})")
+
+
+def label(name: str) -> str:
+    """The book's name of topology ``name`` of :data:`NAMES` (``"erdos_renyi"`` → ``"Erdős–Rényi"``)."""
+    check.choice("name", name, NAMES)
+    return LABELS[name]
 
 
 # ---------------------------------------------------------------------- construction

@@ -100,8 +100,10 @@ class Trace:
         return df
 
     def summary(self) -> str:
-        """One line: what ran, how well, how fast, and the privacy it spent."""
-        parts = [f"{self.algorithm}: {self.iterations} iterations in {1000 * self.wall_time:.0f} ms",
+        """One line: what ran (the algorithm's book's name), how well, how fast, and the privacy it spent."""
+        from .labels import readable
+
+        parts = [f"{readable(self.algorithm)}: {self.iterations} iterations in {1000 * self.wall_time:.0f} ms",
                  f"final objective gap {self.objective_gap[-1]:.3g}"]
         if self.test_accuracy is not None:
             parts.append(f"test accuracy {self.test_accuracy[-1]:.3f}")

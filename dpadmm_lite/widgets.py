@@ -86,11 +86,29 @@ def _int_slider(description: str, value: int, lo: int, hi: int) -> w.IntSlider:
                        continuous_update=True, style=_STYLE, layout=_LAYOUT)
 
 
+def _options(values) -> list[tuple[str, Any]]:
+    """Drop-down options as (what the reader sees, what ``compute`` receives) pairs.
+
+    An internal name is shown by its book's name (:func:`dpadmm_lite.labels.readable`: the
+    reader sees "small world", ``compute`` still gets ``"small_world"``); pairs given as
+    ``(label, value)`` are kept; anything else shows as ``str(value)``.
+    """
+    from .labels import book_names
+
+    names = book_names()
+    values = list(values)
+    if values and all(isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str) for v in values):
+        return values
+    return [(names.get(v, v) if isinstance(v, str) else str(v), v) for v in values]
+
+
 def _as_widget(name: str, value) -> w.Widget:
     """A widget for an ``advanced`` entry: passed through if it is one, else chosen by type."""
     if isinstance(value, w.ValueWidget):
         return value
-    desc = name
+    from .labels import parameter
+
+    desc = parameter(name)  # a parameter's name in the book's notation ("sampling_rate" → "q")
     if isinstance(value, bool):
         return w.Checkbox(value=value, description=desc, indent=False)
     if isinstance(value, int):
@@ -98,7 +116,8 @@ def _as_widget(name: str, value) -> w.Widget:
     if isinstance(value, float):
         return w.FloatText(value=value, description=desc, style=_STYLE)
     if isinstance(value, (list, tuple)) and value:
-        return w.Dropdown(options=list(value), value=value[0], description=desc, style=_STYLE)
+        options = _options(value)
+        return w.Dropdown(options=options, value=options[0][1], description=desc, style=_STYLE)
     if isinstance(value, str):
         return w.Text(value=value, description=desc, style=_STYLE)
     raise ValueError(f"advanced[{name!r}] must be a bool, int, float, str, a non-empty list of options "
@@ -368,16 +387,21 @@ def live(
     nu
         Slider over [0, 5] (Laplacian smoothing strength).
     topology
-        Drop-down over the names of :func:`dpadmm_lite.topology.make`.
+        Drop-down over the names of :func:`dpadmm_lite.topology.make`, shown by their book's
+        names ("small world"; ``values["topology"]`` is still ``"small_world"``).
     n_agents, iterations
         Integer sliders over [2, 100] and [1, 500] (widened to include the default).
     seed
         Integer box (≥ 0).
     regularizer
-        Drop-down ``"l1"`` / ``"l2"``.
+        Drop-down ``"l1"`` / ``"l2"`` (shown as ℓ1 / ℓ2).
     advanced
         Name → default value (bool, int, float, str, list of options) or a ready ipywidget,
-        shown in a collapsed "advanced" section.
+        shown in a collapsed "advanced" section. A list of options is a drop-down starting at
+        its first entry: internal names are shown by their book's names, and ``(label, value)``
+        pairs show the label; ``compute`` receives the value either way. A name the library
+        uses for a parameter is shown in the book's notation (``"sampling_rate"`` → "q",
+        :func:`dpadmm_lite.labels.parameter`).
     ranges
         Slider name → ``(min, max)`` replacing its standard range in :data:`RANGES` for this
         panel, e.g. ``{"iterations": (1, 200)}`` where longer runs would redraw too slowly.
@@ -438,7 +462,7 @@ def live(
         else:
             names = TOPOLOGIES
             check.choice("topology", topology, names)
-            controls["topology"] = w.Dropdown(options=list(names), value=topology, description="topology G",
+            controls["topology"] = w.Dropdown(options=_options(names), value=topology, description="topology G",
                                               style=_STYLE)
     if n_agents is not None:
         controls["n_agents"] = n_agents if given(n_agents) else _int_slider("agents N", check.count("n_agents", n_agents), *(int(b) for b in limits["n_agents"]))
@@ -453,8 +477,8 @@ def live(
         else:
             options = ["l1", "l2"]
             check.choice("regularizer", regularizer, options)
-            controls["regularizer"] = w.Dropdown(options=options, value=regularizer, description="regulariser",
-                                                 style=_STYLE)
+            controls["regularizer"] = w.Dropdown(options=_options(options), value=regularizer,
+                                                 description="regulariser", style=_STYLE)
     extra = {name: _as_widget(name, value) for name, value in (advanced or {}).items()}
     clash = set(extra) & set(controls)
     if clash:

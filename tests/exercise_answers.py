@@ -238,7 +238,7 @@ ANSWERS["huang2019.check_sigma"] = Answers(
     wrong={
         "half the expected noise": lambda: _huang_sigma(factor=1.0),
         "ln(1/δ)": lambda: _huang_sigma(log_arg=1.0),
-        "ρ + 1/η_i^k is missing": lambda: _huang_sigma(curvature=False),
+        "ρ + 1/ηᵢᵏ is missing": lambda: _huang_sigma(curvature=False),
         "total number of records": lambda: _huang_sigma(total=True),
     },
 )
@@ -307,7 +307,7 @@ def _cyffers_x(inverse_step=None):
 ANSWERS["cyffers2023.check_x_update"] = Answers(
     reference=lambda: _cyffers_x(),
     wrong={
-        "prox point w = 2z − u_i unchanged": lambda: cyffers2023.x_update_data()[2],
+        "prox point w = 2z − uᵢ unchanged": lambda: cyffers2023.x_update_data()[2],
         "2n/γ printed in Algorithm 6": lambda: _cyffers_x(inverse_step=2 / cyffers2023.x_update_data()[3]),
         "where its inverse n/γ belongs": lambda: _cyffers_x(inverse_step=cyffers2023.x_update_data()[3]),
     },
@@ -361,7 +361,7 @@ ANSWERS["liu2022.check_smoothing"] = Answers(
     reference=_liu_smooth,
     wrong={
         "comes back unchanged": lambda: liu2022.smoothing_data()[0],
-        "multiplied by Q_ν instead of solving": lambda: liu2022.smoothing_data()[0]
+        "multiplied by Q(ν) instead of solving": lambda: liu2022.smoothing_data()[0]
         @ dl.smoothing.smoothing_matrix(12, liu2022.smoothing_data()[1]).T,
         "divided by the eigenvalues twice": lambda: dl.smoothing.laplacian_smooth(_liu_smooth(),
                                                                                   liu2022.smoothing_data()[1]),
@@ -378,7 +378,7 @@ ANSWERS["liu2022.check_variance"] = Answers(
     reference=lambda: _liu_variance(),
     wrong={
         "σ²τ": lambda: _liu_variance(power=1.0),
-        "limit (1 + 2ν)/(1 + 4ν)^{3/2}": lambda: dl.smoothing.variance_limit(*liu2022.variance_data()[1:]),
+        "limit (1 + 2ν)/((1 + 4ν)√(1 + 4ν))": lambda: dl.smoothing.variance_limit(*liu2022.variance_data()[1:]),
         "scaled by σ, not σ²": lambda: _liu_variance() / liu2022.variance_data()[2],
     },
 )
@@ -450,7 +450,7 @@ def _zhang_hidden(track=True, curvature=None):
 ANSWERS["zhang2017.check_hidden_sensitivity"] = Answers(
     reference=lambda: _zhang_hidden(),
     wrong={
-        "held f_p(t) fixed": lambda: _zhang_hidden(track=False),
+        "held fₚ(t) fixed": lambda: _zhang_hidden(track=False),
         "paper's constant 2c/(mλ)": lambda: np.full(8, 2 / (400 * 1e-3)),
         "divided by λ alone": lambda: _zhang_hidden(curvature=zhang2017.hidden_sensitivity_data()["lam"]),
     },

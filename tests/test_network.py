@@ -607,7 +607,7 @@ def test_exercise_checks_accept_the_solutions_and_name_typical_mistakes():
         E = (2 * v["lipschitz"] / v["m"] + v["rho"] * v["degree"] * E) / (v["lam"] + 2 * v["rho"] * v["degree"])
         out.append(E)
     assert ex.check_hidden_sensitivity(np.array(out))
-    assert "held f_p(t) fixed" in ex.check_hidden_sensitivity(np.full(v["T"], out[0])).message
+    assert "held fₚ(t) fixed" in ex.check_hidden_sensitivity(np.full(v["T"], out[0])).message
     assert "paper's constant" in ex.check_hidden_sensitivity(np.full(v["T"], 2 / (v["m"] * v["lam"]))).message
     assert "κ = 2" in ex.check_hidden_sensitivity(accounting.zhang2017_pvp_hidden_sensitivity(
         v["T"], local_size=v["m"], lam=v["lam"], rho=v["rho"], n_neighbors=v["degree"], form="eq18")).message

@@ -36,8 +36,8 @@ def test_convergence_draws_one_line_per_run_on_a_log_scale():
     assert {t["field"] for t in enc["tooltip"]} >= {"run", "iteration", "value"}
     rows = _values(spec)
     assert len(rows) == 3 + 3
-    assert sorted({r["run"] for r in rows}) == ["admm", "admm_graph"]
-    assert [r["value"] for r in rows if r["run"] == "admm_graph"] == [2.0, 0.5, 0.1]
+    assert sorted({r["run"] for r in rows}) == ["ADMM (network)", "admm"]  # the book's name of admm_graph
+    assert [r["value"] for r in rows if r["run"] == "ADMM (network)"] == [2.0, 0.5, 0.1]
 
 
 def test_labels_from_a_dict_and_repeated_names_are_numbered():

@@ -39,7 +39,9 @@ def test_only_the_given_controls_appear_with_their_defaults():
     assert isinstance(panel.controls["rho"], w.FloatLogSlider)
     assert panel.controls["rho"].min == pytest.approx(-3) and panel.controls["rho"].max == pytest.approx(2)
     assert isinstance(panel.controls["topology"], w.Dropdown)
-    assert {"star", "ring", "grid", "complete", "erdos_renyi", "small_world"} <= set(panel.controls["topology"].options)
+    assert dict(panel.controls["topology"].options) == {"star": "star", "ring": "ring", "grid": "grid",
+                                                        "complete": "complete", "Erdős–Rényi": "erdos_renyi",
+                                                        "small world": "small_world"}  # book's name → value
     assert len(compute.calls) == 1 and panel.runs == 1  # rendered once, synchronously, with the defaults
     assert compute.calls[0]["rho"] == pytest.approx(0.5)
 
@@ -53,7 +55,7 @@ def test_every_standard_control_and_its_range():
     assert (c["delta"].min, c["delta"].max) == pytest.approx((-8, -2))
     assert (c["nu"].min, c["nu"].max) == (0, 5)
     assert isinstance(c["n_agents"], w.IntSlider) and isinstance(c["iterations"], w.IntSlider)
-    assert c["seed"].value == 3 and c["regularizer"].options == ("l1", "l2")
+    assert c["seed"].value == 3 and c["regularizer"].options == (("ℓ1", "l1"), ("ℓ2", "l2"))
     v = panel.values()
     assert v["epsilon"] == pytest.approx(1.0) and v["delta"] == pytest.approx(1e-5) and v["nu"] == 2.0
 

@@ -18,6 +18,11 @@ A check function is usually one :func:`check` call with the typical mistakes of 
 
 Mistakes are recognised by recomputing each typical wrong answer from the expected one, so the
 message names the mistake the student actually made; the expected value is never printed.
+
+A check not answered yet (:func:`not_answered`) asks the student to replace the ``...`` and run
+the cell again. The static site has no kernel, so its output carries a second text for the site
+("not answered here — open this chapter in JupyterLab to try it"): the book build shows that one
+(``tools/bookbuild/stage.py``), and no page asks a reader to run a cell.
 """
 
 from __future__ import annotations
@@ -27,15 +32,25 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-__all__ = ["Feedback", "check", "feedback"]
+__all__ = ["Feedback", "check", "feedback", "not_answered", "SITE_MIME_KEY"]
+
+#: Key of an output's metadata under which it carries what the static site shows instead:
+#: ``{"dpadmm": {"site": {mime type: text}}}`` (read by the book build, ``tools/bookbuild/stage.py``).
+SITE_MIME_KEY = "site"
 
 
 @dataclass(frozen=True)
 class Feedback:
-    """The outcome of a check: ``ok`` and the teacher's ``message`` (shown as the cell's output)."""
+    """The outcome of a check: ``ok`` and the teacher's ``message`` (shown as the cell's output).
+
+    ``site_message``, if given, is what the static site shows instead of ``message``: a message
+    that asks for something only a kernel can do (run the cell again) has a version for a page
+    that cannot run anything. It travels in the output's metadata (:data:`SITE_MIME_KEY`).
+    """
 
     ok: bool
     message: str
+    site_message: str | None = None
 
     def __bool__(self) -> bool:
         return self.ok
@@ -45,6 +60,21 @@ class Feedback:
 
     def _repr_markdown_(self) -> str:
         return self.message
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = {"text/markdown": self.message, "text/plain": self.message}
+        if self.site_message is None:
+            return data
+        site = {"text/markdown": self.site_message, "text/plain": self.site_message}
+        return data, {"dpadmm": {SITE_MIME_KEY: site}}
+
+
+def not_answered(what: str, todo: str = "replace the `...`") -> Feedback:
+    """The Feedback of a check whose answer is still ``...``: in JupyterLab "◻ what: not answered yet —
+    ``todo`` and run the cell again"; on the static site, where no cell runs, "◻ what: not answered
+    here — open this chapter in JupyterLab to try it"."""
+    return Feedback(False, f"◻ {what}: not answered yet — {todo} and run the cell again.",
+                    site_message=f"◻ {what}: not answered here — open this chapter in JupyterLab to try it.")
 
 
 def feedback(what: str, ok: bool, detail: str, *, hint: str = "") -> Feedback:
@@ -78,7 +108,7 @@ def check(what: str, answer, expected, *, rtol: float = 1e-6, atol: float = 0.0,
         Said after any wrong answer (never the solution itself).
     """
     if answer is None or answer is Ellipsis:
-        return Feedback(False, f"◻ {what}: not answered yet — replace the `...` and run the cell again.")
+        return not_answered(what)
     try:
         a = np.asarray(answer, dtype=float)
         e = np.asarray(expected, dtype=float)

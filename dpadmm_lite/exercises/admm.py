@@ -54,8 +54,8 @@ def check_y_update(answer) -> Feedback:
             "moves the large coordinates λ/ρ towards 0": lambda e: np.where(np.abs(v) > lam / rho, v, 0.0),
             "you returned x + u unchanged: the ℓ1 term still has to shrink it": lambda e: v,
         },
-        hint="the objective separates over coordinates: minimise λ|y_k| + ρ/2 (y_k − v_k)² with v = x + u, once "
-             "for y_k > 0, once for y_k < 0, and see when y_k = 0 wins.")
+        hint="the objective separates over coordinates: minimise λ|yₖ| + ρ/2 (yₖ − vₖ)² with v = x + u, once "
+             "for yₖ > 0, once for yₖ < 0, and see when yₖ = 0 wins.")
 
 
 # ---------------------------------------------------------------------- exercise 2: the dual update
@@ -79,21 +79,21 @@ def check_dual_update(answer) -> Feedback:
     L, A = G.laplacian, G.adjacency
     return check(
         "dual update (11) of every agent on the ring", answer, expected_dual_update(), rtol=1e-9, atol=1e-12,
-        praise="one sparse product L_G F gives every agent's sum of disagreements Σ_j (x_i − x_j) at once — the "
+        praise="one sparse product L·F (L the Laplacian of G) gives every agent's sum of disagreements Σⱼ (xᵢ − xⱼ) at once — the "
                "graph Laplacian is how a neighbour sum is written without a loop over agents.",
         mistakes={
-            "twice the step: the update is (ρ/2)·Σ_j (x_i − x_j), not ρ·Σ_j (x_i − x_j)":
+            "twice the step: the update is (ρ/2)·Σⱼ (xᵢ − xⱼ), not ρ·Σⱼ (xᵢ − xⱼ)":
                 lambda e: V + rho * (L @ F),
-            "the sign is flipped: a dual grows in the direction of the agent's disagreement x_i − x_j":
+            "the sign is flipped: a dual grows in the direction of the agent's disagreement xᵢ − xⱼ":
                 lambda e: V - 0.5 * rho * (L @ F),
-            "you summed the neighbours' models Σ_j x_j (the adjacency matrix) instead of the differences "
-            "Σ_j (x_i − x_j) (the Laplacian D − A)": lambda e: V + 0.5 * rho * (A @ F),
-            "you returned only the increment: the new dual is the old one, V, plus (ρ/2)·Σ_j (x_i − x_j)":
+            "you summed the neighbours' models Σⱼ xⱼ (the adjacency matrix) instead of the differences "
+            "Σⱼ (xᵢ − xⱼ) (the Laplacian D − A)": lambda e: V + 0.5 * rho * (A @ F),
+            "you returned only the increment: the new dual is the old one, V, plus (ρ/2)·Σⱼ (xᵢ − xⱼ)":
                 lambda e: 0.5 * rho * (L @ F),
-            "you only have the D_i·x_i part of Σ_j (x_i − x_j): the neighbours' −x_j terms are missing":
+            "you only have the Dᵢ·xᵢ part of Σⱼ (xᵢ − xⱼ): the neighbours' −xⱼ terms are missing":
                 lambda e: V + 0.5 * rho * (G.degrees[:, None] * F),
         },
-        hint="row i of L_G F is D_i x_i − Σ_{j∈N_i} x_j = Σ_{j∈N_i} (x_i − x_j); G.laplacian is a sparse matrix, "
+        hint="row i of L·F is Dᵢ xᵢ minus the sum of xⱼ over the neighbours j of i, which is Σⱼ (xᵢ − xⱼ); G.laplacian is a sparse matrix, "
              "so `@` multiplies it with F (6 × 3) directly.")
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import accounting
-from . import Feedback, check, feedback
+from . import Feedback, check, feedback, not_answered
 
 __all__ = ["tuning_data", "expected_choice", "check_choice", "noise_data", "expected_sigma", "check_sigma",
            "tuning_cost_data", "expected_tuning_epsilon", "check_tuning_epsilon"]
@@ -43,7 +43,7 @@ def expected_choice() -> str:
 def check_choice(answer) -> Feedback:
     what = "the setting chosen on the validation split"
     if answer is None or answer is Ellipsis:
-        return Feedback(False, f"◻ {what}: not answered yet — replace the `...` and run the cell again.")
+        return not_answered(what)
     data = tuning_data()
     answer = str(answer)
     if answer not in set(data["config"]):

@@ -48,15 +48,15 @@ def _alg6_literal_x_update() -> np.ndarray:
 def check_x_update(answer) -> Feedback:
     a, b, w, step = x_update_data()
     return check(
-        "x-update x_i = prox_{(γ/n)ℓ_i}(2z − u_i) for the squared loss", answer, expected_x_update(), rtol=1e-9,
+        "x-update xᵢ = prox of (γ/n)ℓᵢ at 2z − uᵢ, for the squared loss", answer, expected_x_update(), rtol=1e-9,
         atol=1e-12,
         praise="the rank-one system (aaᵀ + (n/γ)I)x = ab + (n/γ)w solved without a matrix inverse — each user's "
                "x-update costs O(p), so all n users update in one vectorised pass.",
         mistakes={
-            "you returned the prox point w = 2z − u_i unchanged: the prox must still move it along a_i towards the "
+            "you returned the prox point w = 2z − uᵢ unchanged: the prox must still move it along aᵢ towards the "
             "record's label": lambda e: w,
             "you used the 2n/γ printed in Algorithm 6: that is the prox with step γ/(2n), and together with Algorithm "
-            "6's z-step S_{γκ} it solves the Lasso with κ multiplied by 2n": lambda e: _alg6_literal_x_update(),
+            "6's z-step (soft-thresholding at γκ) it solves the Lasso with κ multiplied by 2n": lambda e: _alg6_literal_x_update(),
             "you put the step s = γ/n where its inverse n/γ belongs (the identity term of the system is I/s)":
                 lambda e: _x_update(a, b, w, step),
             "you applied the full matrix inverse to w only, forgetting the a·b term": lambda e: w - a * (a @ w) / (
@@ -82,18 +82,18 @@ def check_sensitivity(answer) -> Feedback:
     theta, C = s["relaxation"], s["clip"]
     return check(
         "sensitivity Δ of one user's u-update (replace-one)", answer, expected_sensitivity(), rtol=1e-9,
-        praise="the prox moves x_i by at most 2Lγ/n when the record is replaced (here less than the clipping bound "
+        praise="the prox moves xᵢ by at most 2Lγ/n when the record is replaced (here less than the clipping bound "
                "2C), and the u-update multiplies that difference by 2θ.",
         mistakes={
             "half the expected value: that is the add/remove-one sensitivity (one record added or removed moves "
             "Clip(x − z) by at most min(C, Lγ/n)); replacing a record can move it twice as far": lambda e: e / 2,
             "you left out the factor 2θ by which the u-update (7) multiplies Clip(x − z, C)":
                 lambda e: e / (2 * theta),
-            "you used the clipping bound 2C, but with the per-record prox step γ/n the prox itself moves x_i by at "
+            "you used the clipping bound 2C, but with the per-record prox step γ/n the prox itself moves xᵢ by at "
             "most 2Lγ/n, which is smaller here (clipping is a projection: it never increases a difference)":
                 lambda e: 2 * theta * 2 * C,
         },
-        hint="bound ‖x_i − x_i'‖ for the two records from the prox's optimality condition x = w − (γ/n)∇ℓ(x); "
+        hint="bound ‖xᵢ − xᵢ'‖ for the two records from the prox's optimality condition x = w − (γ/n)∇ℓ(x); "
              "then remember that clipping never increases a distance.")
 
 
@@ -117,7 +117,7 @@ def check_noise_multiplier(answer) -> Feedback:
                "2θ·2C; θ cancels, and the other users' noise is not counted.",
         mistakes={
             "you counted the other users' noise: with secure aggregation the sum of m independent noises has standard "
-            "deviation θσ√m, but the algorithm's users keep their noise in u_i, and the ledger credits only each "
+            "deviation θσ√m, but the algorithm's users keep their noise in uᵢ, and the ledger credits only each "
             "user's own draw (no √m aggregation gain)": lambda e: e * math.sqrt(s["m"]),
             "you used the proof of Theorem 3's gain of m (a loss divided by m²): that treats the aggregate's noise "
             "as one N(0, σ²) draw, while m users add m draws": lambda e: e * s["m"],
@@ -126,5 +126,5 @@ def check_noise_multiplier(answer) -> Feedback:
             "twice the expected value: you used a user's contribution bound 2θC; the ledger records replace-one "
             "neighbours, for which one user's message can change by 2θ·2C": lambda e: 2 * e,
         },
-        hint="write one sampled user's message Δu_i = 2θ(Clip(x_i − z, C) + ½σξ_i): what multiplies ξ, and how far can "
+        hint="write one sampled user's message Δuᵢ = 2θ(Clip(xᵢ − z, C) + ½σξᵢ): what multiplies ξ, and how far can "
              "the rest move when the user's record is replaced?")

@@ -58,16 +58,16 @@ def check_agent_update(answer) -> Feedback:
                "stacks row by row, and the new local model is a weighted average of the global model and the "
                "agent's own noisy model, moved against its gradient.",
         mistakes={
-            "the gradient term has the wrong sign: the agent moves *against* ℓ̄'_i + (λ/n)R'":
+            "the gradient term has the wrong sign: the agent moves *against* ℓ̄'ᵢ + (λ/n)R'":
                 lambda e: _agent_update(grad_sign=1.0),
-            "the dual term has the wrong sign: (12a) adds +γ_i^{k−1}": lambda e: _agent_update(dual_sign=-1.0),
-            "you stopped at the numerator: the minimiser of the quadratic divides it by its curvature ρ + 1/η_i^k":
+            "the dual term has the wrong sign: (12a) adds +γᵢᵏ⁻¹": lambda e: _agent_update(dual_sign=-1.0),
+            "you stopped at the numerator: the minimiser of the quadratic divides it by its curvature ρ + 1/ηᵢᵏ":
                 lambda e: _agent_update(divide=False),
-            "you used η_i^k where its inverse belongs: the proximal term is ‖w − w̃_i^{k−1}‖²/(2η_i^k), so its "
-            "weight is 1/η_i^k": lambda e: _agent_update(step_times=True),
+            "you used ηᵢᵏ where its inverse belongs: the proximal term is ‖w − w̃ᵢᵏ⁻¹‖²/(2ηᵢᵏ), so its "
+            "weight is 1/ηᵢᵏ": lambda e: _agent_update(step_times=True),
         },
         hint="set the gradient of the approximate augmented Lagrangian (12) to zero: the linear terms give the "
-             "numerator, ρ + 1/η_i^k the denominator; make eta a column so that it broadcasts over the features.")
+             "numerator, ρ + 1/ηᵢᵏ the denominator; make eta a column so that it broadcasts over the features.")
 
 
 # ---------------------------------------------------------------------- exercise 2: σ of eq. (14)
@@ -88,20 +88,20 @@ def check_sigma(answer) -> Feedback:
     v = sigma_data()
     delta, rho, m, eta = v["delta"], v["rho"], v["sizes"], v["eta"]
     return check(
-        "σ_{i,k} of eq. (14) for the three agents", answer, expected_sigma(), rtol=1e-9,
-        praise="σ_{i,k} is the classic Gaussian mechanism for the sensitivity 2c₁/(m_i(ρ + 1/η_i^k)) of the agent "
+        "σᵢ,ₖ of eq. (14) for the three agents", answer, expected_sigma(), rtol=1e-9,
+        praise="σᵢ,ₖ is the classic Gaussian mechanism for the sensitivity 2c₁/(mᵢ(ρ + 1/ηᵢᵏ)) of the agent "
                "update: the small agent is the noisiest, yet σ/Δ — and the privacy — is the same for all three.",
         mistakes={
-            "half the expected noise: the sensitivity of the agent update is 2c₁/(m_i(ρ + 1/η_i^k)) — replacing one "
-            "record moves the mean gradient by up to 2c₁/m_i": lambda e: e / 2,
+            "half the expected noise: the sensitivity of the agent update is 2c₁/(mᵢ(ρ + 1/ηᵢᵏ)) — replacing one "
+            "record moves the mean gradient by up to 2c₁/mᵢ": lambda e: e / 2,
             "you used ln(1/δ): eq. (14) is the classic Gaussian mechanism, with ln(1.25/δ)":
                 lambda e: e * np.sqrt(np.log(1 / delta) / np.log(1.25 / delta)),
-            "the factor ρ + 1/η_i^k is missing: the proximal term divides the gradient's influence on w_i^k by it, "
+            "the factor ρ + 1/ηᵢᵏ is missing: the proximal term divides the gradient's influence on wᵢᵏ by it, "
             "which is what bounds the sensitivity": lambda e: e * (rho + 1 / eta),
-            "you multiplied by ρ + 1/η_i^k: it divides the sensitivity (a larger curvature moves the minimiser less)":
+            "you multiplied by ρ + 1/ηᵢᵏ: it divides the sensitivity (a larger curvature moves the minimiser less)":
                 lambda e: e * (rho + 1 / eta) ** 2,
             "you used the total number of records for every agent: the sensitivity of agent i's update depends on "
-            "its own m_i": lambda e: e * m / m.sum(),
+            "its own mᵢ": lambda e: e * m / m.sum(),
         },
         hint="eq. (14) is σ = Δ·√(2 ln(1.25/δ))/ε with Δ the ℓ2-sensitivity of agent i's update (12a); sizes and "
              "eta are arrays, so the whole computation is one vectorised expression.")

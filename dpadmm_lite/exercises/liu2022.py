@@ -36,22 +36,22 @@ def check_smoothing(answer) -> Feedback:
     open_chain[0, -1] = open_chain[-1, 0] = 0.0  # the same tridiagonal matrix without the periodic corners
     flipped = 1 + 2 * nu + 2 * nu * np.cos(2 * np.pi * np.arange(d) / d)  # the sign of the cosine flipped
     return check(
-        "Q_ν⁻¹V, row by row", answer, expected_smoothing(), rtol=1e-9, atol=1e-12,
-        praise="each row solves Q_ν x = v: one real FFT, a division by 1 + 2ν − 2ν cos(2πk/d), and the inverse "
+        "Q(ν)⁻¹V, row by row", answer, expected_smoothing(), rtol=1e-9, atol=1e-12,
+        praise="each row solves Q(ν)x = v: one real FFT, a division by 1 + 2ν − 2ν cos(2πk/d), and the inverse "
                "FFT — the periodic Laplacian is diagonal in the Fourier basis.",
         mistakes={
-            "you multiplied by Q_ν instead of solving Q_ν x = v (smoothing divides by the eigenvalues)":
+            "you multiplied by Q(ν) instead of solving Q(ν)x = v (smoothing divides by the eigenvalues)":
                 lambda e: e @ Q.T @ Q.T,
             "the batch comes back unchanged: with ν > 0 every frequency k ≠ 0 must shrink":
                 lambda e: e @ Q.T,
-            "you divided by the eigenvalues twice (that is Q_ν⁻², the covariance factor, not the smoother)":
+            "you divided by the eigenvalues twice (that is Q(ν)⁻², the covariance factor, not the smoother)":
                 lambda e: laplacian_smooth(e, nu),
-            "you solved with a tridiagonal matrix without the periodic corners: Δ wraps around (x₀ and x_{d−1} "
+            "you solved with a tridiagonal matrix without the periodic corners: Δ wraps around (x₀ and the last coordinate "
             "are neighbours)": lambda e: np.linalg.solve(open_chain, (e @ Q.T).T).T,
-            "the eigenvalues have the wrong sign of the cosine: λ_k = 1 + 2ν − 2ν cos(2πk/d)":
+            "the eigenvalues have the wrong sign of the cosine: λₖ = 1 + 2ν − 2ν cos(2πk/d)":
                 lambda e: np.real(np.fft.ifft(np.fft.fft(e @ Q.T, axis=-1) / flipped, axis=-1)),
         },
-        hint="Q_ν = I − νΔ is circulant, so x = ifft(fft(v)/λ) with λ_k = 1 + 2ν − 2ν cos(2πk/d), k = 0 … d − 1, "
+        hint="Q(ν) = I − νΔ is circulant, so x = ifft(fft(v)/λ) with λₖ = 1 + 2ν − 2ν cos(2πk/d), k = 0 … d − 1, "
              "along the last axis (np.fft.rfft/irfft with n=d do the same with half the work).")
 
 
@@ -70,18 +70,18 @@ def check_variance(answer) -> Feedback:
     d, nu, sigma = variance_data()
     lam = eigenvalues(d, nu)
     return check(
-        "per-coordinate variance of Q_ν⁻¹u, u ~ N(0, σ²I)", answer, expected_variance(), rtol=1e-6,
-        praise="Cov(Q_ν⁻¹u) = σ²Q_ν⁻² is circulant, so each coordinate has variance σ²·mean_k λ_k⁻².",
+        "per-coordinate variance of Q(ν)⁻¹u, u ~ N(0, σ²I)", answer, expected_variance(), rtol=1e-6,
+        praise="Cov(Q(ν)⁻¹u) = σ²Q(ν)⁻² is circulant, so each coordinate has variance σ²·meanₖ λₖ⁻².",
         mistakes={
-            "that is σ²τ with the paper's τ = mean 1/λ_k — the average of E‖u‖²_{Q⁻¹}/d, not the variance of "
-            "Q_ν⁻¹u, whose covariance has Q_ν⁻¹ twice": lambda e: sigma**2 * tau(d, nu),
+            "that is σ²τ with the paper's τ = mean 1/λₖ — the average of E[uᵀQ(ν)⁻¹u]/d, not the variance of "
+            "Q(ν)⁻¹u, whose covariance has Q(ν)⁻¹ twice": lambda e: sigma**2 * tau(d, nu),
             "you scaled by σ, not σ² (a variance scales with the square of the noise level)": lambda e: e / sigma,
-            "that is the limit (1 + 2ν)/(1 + 4ν)^{3/2} for d → ∞; here d is small and the sum over the d "
+            "that is the limit (1 + 2ν)/((1 + 4ν)√(1 + 4ν)) for d → ∞; here d is small and the sum over the d "
             "eigenvalues differs": lambda e: variance_limit(nu, sigma),
-            "you squared the mean eigenvalue: the variance averages 1/λ_k², not 1/mean(λ)²":
+            "you squared the mean eigenvalue: the variance averages 1/λₖ², not 1/mean(λ)²":
                 lambda e: sigma**2 / np.mean(lam) ** 2,
         },
-        hint="write u in the Fourier basis: each frequency k is multiplied by 1/λ_k, so its variance by 1/λ_k²; "
+        hint="write u in the Fourier basis: each frequency k is multiplied by 1/λₖ, so its variance by 1/λₖ²; "
              "a coordinate sees the average over k.")
 
 
@@ -112,5 +112,5 @@ def check_sensitivity(answer) -> Feedback:
             "much: for the logistic loss ℓ'(a·x) and ℓ'(a·x̃) of one record lie on the same side of 0":
                 lambda e: 2 * e,
         },
-        hint="bound the norm of one record's term in (1/b)Σ(∇f_i(x) − ∇f_i(x̃)), then ask what replacing that "
+        hint="bound the norm of one record's term in (1/b)Σ(∇fᵢ(x) − ∇fᵢ(x̃)), then ask what replacing that "
              "record can do to the sum.")

@@ -62,18 +62,18 @@ def check_mean_sensitivity(answer) -> Feedback:
     return check(
         "ℓ2-sensitivity of the mean of 1000 points in the unit ball (replace one)", answer,
         expected_mean_sensitivity(n), rtol=1e-9,
-        praise="replacing one point moves the mean by ‖x_j − x_j′‖/n, and two points of the unit ball can be "
+        praise="replacing one point moves the mean by ‖xⱼ − xⱼ′‖/n, and two points of the unit ball can be "
                "2 apart: Δ = 2/n, the replace-one sensitivity the whole book calibrates with.",
         mistakes={
             "half the expected value: 1/n is the add/remove sensitivity of a sum divided by a fixed n; replacing a "
-            "point can move it twice as far (x_j and x_j′ may point in opposite directions)": lambda e: e / 2,
+            "point can move it twice as far (xⱼ and xⱼ′ may point in opposite directions)": lambda e: e / 2,
             "you gave the sensitivity of the *sum* (2): the mean divides it by n": lambda e: e * n,
             "you gave the add/remove sensitivity of the sum (1): the exercise releases the mean, and replaces a "
             "point": lambda e: 1.0,
             "you divided by n − 1: with one point *replaced* the mean still has n points": lambda e: 2.0 / (n - 1),
         },
-        hint="write mean(D) − mean(D′) for datasets that differ only in x_j versus x_j′, then bound "
-             "‖x_j − x_j′‖ for two points of the unit ball.")
+        hint="write mean(D) − mean(D′) for datasets that differ only in xⱼ versus xⱼ′, then bound "
+             "‖xⱼ − xⱼ′‖ for two points of the unit ball.")
 
 
 # ---------------------------------------------------------------------- exercise 3: steps within a budget

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import datasets, problems
 from ..registry import run
-from . import Feedback, check, feedback
+from . import Feedback, check, feedback, not_answered
 
 __all__ = ["x_update_data", "expected_x_update", "check_x_update", "expected_sigma_ratio", "check_sigma_ratio",
            "threshold_problem", "THRESHOLD_GRID", "threshold_comparison", "expected_threshold", "check_threshold"]
@@ -62,15 +62,15 @@ def check_x_update(answer) -> Feedback:
                "exact minimisation over the data, which is what lets Xu et al. perturb a single mean gradient.",
         mistakes={
             "that is a plain gradient step on f: either you started from u₀ = 0 (Algorithm 2 starts from "
-            "u₀ = −(1/ρ)(Aᵀ)^†∇f(x₀)) or the augmented-Lagrangian term ρAᵀ(Ax₀ − y₁ + u₀) is missing — from x₀ = 0 "
+            "u₀ = −(1/ρ)(Aᵀ)⁺∇f(x₀)) or the augmented-Lagrangian term ρAᵀ(Ax₀ − y₁ + u₀) is missing — from x₀ = 0 "
             "both give the same x₁": lambda e: _x_update(constraint=False),
-            "the sign of u₀ is flipped: u₀ = −(1/ρ)(Aᵀ)^†∇f(x₀)": lambda e: _x_update(dual_sign=1.0),
+            "the sign of u₀ is flipped: u₀ = −(1/ρ)(Aᵀ)⁺∇f(x₀)": lambda e: _x_update(dual_sign=1.0),
             "the step is η, not η/γ: the proximal weight γ divides it": lambda e: _x_update(step=eta),
             "the step is 1/γ, not η/γ": lambda e: _x_update(step=1 / gamma),
             "y₁ comes from the prox of g with step ρ; the y-update is prox with step 1/ρ":
                 lambda e: _x_update(y_step=rho),
         },
-        hint="do it in the order of Algorithm 2: u₀ from (Aᵀ)^†, then y₁ = prox_{g/ρ}(Ax₀ + u₀) (B = −I, c = 0), "
+        hint="do it in the order of Algorithm 2: u₀ from the pseudo-inverse (Aᵀ)⁺, then y₁ = prox of g/ρ at Ax₀ + u₀ (B = −I, c = 0), "
              "then the closed form of (7) with step η/γ.")
 
 
@@ -161,7 +161,7 @@ def check_threshold(answer, expected: float | None = None) -> Feedback:
     """``expected`` may be passed when the notebook has computed it already (it costs 30 runs, cached)."""
     what = "threshold ε above which DP-AccADMM beats DP-ADMM (ℓ1-logistic, synthetic)"
     if answer is None or answer is Ellipsis:
-        return Feedback(False, f"◻ {what}: not answered yet — replace the `...` and run the cell again.")
+        return not_answered(what)
     hint = ("for every ε of ex.THRESHOLD_GRID compare the two mean final objectives (lower is better), then walk "
             "the grid from the top down for as long as DP-AccADMM keeps winning.")
     try:

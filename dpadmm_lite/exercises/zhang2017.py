@@ -13,7 +13,7 @@ import numpy as np
 from scipy import stats
 
 from .. import accounting
-from . import Feedback, check, feedback
+from . import Feedback, check, feedback, not_answered
 
 __all__ = ["dvp_zeta_data", "expected_dvp_zeta", "check_dvp_zeta", "check_l2_laplace_sampler",
            "hidden_sensitivity_data", "expected_hidden_sensitivity", "check_hidden_sensitivity"]
@@ -44,7 +44,7 @@ def check_dvp_zeta(answer) -> Feedback:
     a, m, lam, rho, c1 = v["alpha"], v["sizes"], v["lam"], v["rho"], v["c1"]
     jac = 2 * np.log1p(c1 / (m * (lam + 2 * rho * v["degrees"])))
     return check(
-        "noise rates ζ_p of the four nodes", answer, expected_dvp_zeta(), rtol=1e-9,
+        "noise rates ζₚ of the four nodes", answer, expected_dvp_zeta(), rtol=1e-9,
         praise="the noise spends α̂ = α − ᾱ and the Jacobian the rest; where the data are too few (α̂ ≤ 0) the "
                "extra penalty Φ caps the Jacobian term at α/2, and each node still spends exactly α.",
         mistakes={
@@ -58,11 +58,11 @@ def check_dvp_zeta(answer) -> Feedback:
             "you used α̂ = α − ᾱ for every node, also where it is ≤ 0 (a negative rate means no noise at all): "
             "those nodes need Algorithm 2's second branch":
                 lambda e: (a - jac) / 2,
-            "you used one neighbour for every node: the curvature of the penalty is 2ρN_p, with N_p the degree":
+            "you used one neighbour for every node: the curvature of the penalty is 2ρNₚ, with Nₚ the degree":
                 lambda e: _zeta("proof", degrees=np.ones(4)),
         },
-        hint="α̂_p = α − 2 ln(1 + c₁/(m_p(λ + 2ρN_p))); if α̂_p ≤ 0, Algorithm 2 sets Φ so that the Jacobian "
-             "term is α/2 and α̂_p = α/2; then ζ_p = α̂_p/Δ.")
+        hint="α̂ₚ = α − 2 ln(1 + c₁/(mₚ(λ + 2ρNₚ))); if α̂ₚ ≤ 0, Algorithm 2 sets Φ so that the Jacobian "
+             "term is α/2 and α̂ₚ = α/2; then ζₚ = α̂ₚ/Δ.")
 
 
 # ---------------------------------------------------------------------- exercise 2: an ℓ2-Laplace sampler
@@ -75,19 +75,17 @@ def check_l2_laplace_sampler(sample, *, zeta: float = 2.0, d: int = 5, n: int = 
     """
     what = f"sampler of the ℓ2-Laplace density ∝ exp(−ζ‖x‖) (ζ = {zeta:g}, d = {d})"
     if sample is None or sample is Ellipsis:
-        return Feedback(False, f"◻ {what}: not answered yet — replace the `...` with your function and run the cell "
-                               "again.")
+        return not_answered(what, "replace the `...` with your function")
     try:
         x = sample(np.random.default_rng(seed), zeta, n, d)
         if x is None or x is Ellipsis:
-            return Feedback(False, f"◻ {what}: not answered yet — your function returns nothing; complete its body "
-                                   "and run the cell again.")
+            return not_answered(what, "your function returns nothing; complete its body")
         x = np.asarray(x, dtype=float)
     except Exception as error:  # the student's code: say what went wrong, never raise
         return feedback(what, False, f"calling sample(rng, zeta, n, d) raised {type(error).__name__}: {error}.",
                         hint="the function takes a numpy Generator, the rate ζ, the number of draws and the dimension.")
     hint = ("the density depends on x only through r = ‖x‖, so draw a direction uniformly on the sphere "
-            "and, independently, a radius with density ∝ r^(d−1) e^(−ζr).")
+            "and, independently, a radius with density ∝ rᵈ⁻¹ exp(−ζr).")
     if x.shape != (n, d):
         return feedback(what, False, f"expected an array of shape ({n}, {d}), got {x.shape}.", hint=hint)
     if not np.all(np.isfinite(x)):
@@ -100,7 +98,7 @@ def check_l2_laplace_sampler(sample, *, zeta: float = 2.0, d: int = 5, n: int = 
     direction_ok = np.abs(u.mean(axis=0)).max() < spread and np.abs((u**2).mean(axis=0) - 1 / d).max() < 5 * spread
     if radius_ok and direction_ok:
         return feedback(what, True, "the radius follows Gamma(d, 1/ζ) and the direction is uniform: you sampled the "
-                                    "density through its polar form, r^(d−1) e^(−ζr) dr × the uniform measure on the "
+                                    "density through its polar form, rᵈ⁻¹ exp(−ζr) dr × the uniform measure on the "
                                     "sphere.")
     coordinate_laplace = stats.kstest(zeta * np.abs(x).sum(axis=1), stats.gamma(a=d).cdf).pvalue > 1e-3
     if not direction_ok and radius_ok:
@@ -109,7 +107,7 @@ def check_l2_laplace_sampler(sample, *, zeta: float = 2.0, d: int = 5, n: int = 
                   "taking |·| of coordinates or normalising uniform [0, 1] coordinates is not")
     elif abs(mean_ratio * d - 1) < 0.05:
         detail = (f"the radius has mean ≈ 1/ζ instead of d/ζ: you drew it from an exponential law, Gamma(1, 1/ζ). "
-                  f"In d = {d} dimensions the surface of the sphere of radius r grows like r^(d−1), which the radius "
+                  f"In d = {d} dimensions the surface of the sphere of radius r grows like rᵈ⁻¹, which the radius "
                   "law must carry")
     elif abs(r.mean() / (d * zeta) - 1) < 0.05:
         detail = "the radius has mean ≈ dζ instead of d/ζ: ζ is a rate, the Gamma law's scale is 1/ζ"
@@ -151,20 +149,20 @@ def check_hidden_sensitivity(answer) -> Feedback:
         return np.array(out)
 
     return check(
-        "sensitivities E_1 … E_T of the eight broadcasts", answer, expected_hidden_sensitivity(), rtol=1e-9,
-        praise="the hidden f_p(t) can drift apart by more each iteration, but the ρ-term pulls it back: E_t grows "
-               "towards 2c/(m(λ + ρN_p)), still far below the paper's 2c/(mλ).",
+        "sensitivities Eₜ, t = 1 … T, of the eight broadcasts", answer, expected_hidden_sensitivity(), rtol=1e-9,
+        praise="the hidden fₚ(t) can drift apart by more each iteration, but the ρ-term pulls it back: Eₜ grows "
+               "towards 2c/(m(λ + ρNₚ)), still far below the paper's 2c/(mλ).",
         mistakes={
-            "every entry equals the first: you held f_p(t) fixed, as Appendix B does — but f_p(t) is never released, "
-            "so under D′ it may differ too, by E_{t−1}":
+            "every entry equals the first: you held fₚ(t) fixed, as Appendix B does — but fₚ(t) is never released, "
+            "so under D′ it may differ too, by Eₜ₋₁":
                 lambda e: np.full(T, 2 * c / (m * mu)),
-            "that is the paper's constant 2c/(mλ): it uses only the regulariser's curvature λ, not the ρ-term's 2ρN_p":
+            "that is the paper's constant 2c/(mλ): it uses only the regulariser's curvature λ, not the ρ-term's 2ρNₚ":
                 lambda e: np.full(T, 2 * c / (m * lam)),
-            "that is the recursion for the displayed (18), where −ε_p(t) = f_p(t) − V_p(t) doubles the weight of the "
-            "hidden state (κ = 2); the exercise uses the text's centre ½(f_p(t) + V_j(t)) (κ = 1)":
+            "that is the recursion for the displayed (18), where −εₚ(t) = fₚ(t) − Vₚ(t) doubles the weight of the "
+            "hidden state (κ = 2); the exercise uses the text's centre ½(fₚ(t) + Vⱼ(t)) (κ = 1)":
                 lambda e: np.asarray(eq18, float).reshape(-1),
-            "you divided by λ alone in every step; the strong convexity of (18) is λ + 2ρN_p":
+            "you divided by λ alone in every step; the strong convexity of (18) is λ + 2ρNₚ":
                 lambda e: recursion(lam),
         },
-        hint="E_0 = 0 and E_t = (2c/m + ρN_p·E_{t−1}) / (λ + 2ρN_p): the data term moves the minimiser by at most "
-             "2c/m over the curvature, and the hidden f_p(t−1) enters the linear term with weight ρN_p.")
+        hint="E₀ = 0 and Eₜ = (2c/m + ρNₚ·Eₜ₋₁) / (λ + 2ρNₚ): the data term moves the minimiser by at most "
+             "2c/m over the curvature, and the hidden fₚ(t−1) enters the linear term with weight ρNₚ.")

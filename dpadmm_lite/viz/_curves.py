@@ -12,6 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ..labels import readable_all
 from ._typeset import axis_title, typeset
 
 __all__ = ["convergence", "objective_gap", "accuracy", "consensus", "topology_chart", "traces_frame"]
@@ -35,7 +36,7 @@ def _labelled(traces) -> list[tuple[str, object]]:
         traces = [traces]
     if not isinstance(traces, Sequence) or not traces:
         raise ValueError("traces must be a Trace, a non-empty list of Traces or a dict label → Trace")
-    names = [t.algorithm for t in traces]
+    names = readable_all(t.algorithm for t in traces)  # the book's names: "DP-AccADMM", not dp_acc_admm
     labels, seen = [], {}
     for name in names:  # repeated algorithm names become "name (2)", "name (3)"
         seen[name] = seen.get(name, 0) + 1
@@ -69,8 +70,8 @@ def convergence(traces, metric: str = "objective_gap", *, log_y: bool = True, x:
     Parameters
     ----------
     traces
-        A :class:`~dpadmm_lite.trace.Trace`, a list of them (labelled by algorithm name, repeats
-        numbered) or a dict ``label → Trace`` (e.g. ``{"ρ = 0.1": t1, "ρ = 1": t2}``).
+        A :class:`~dpadmm_lite.trace.Trace`, a list of them (labelled by the algorithm's book's
+        name, repeats numbered) or a dict ``label → Trace`` (e.g. ``{"ρ = 0.1": t1, "ρ = 1": t2}``).
     metric
         A per-iteration series of the traces: ``"objective_gap"``, ``"objective"``,
         ``"test_accuracy"``, ``"consensus_violation"`` or a name in ``Trace.metrics``.

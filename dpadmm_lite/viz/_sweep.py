@@ -14,6 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ..labels import book_names
 from ._typeset import axis_title, typeset
 
 #: Pretty names for the book's notation, used in titles and widget labels.
@@ -57,6 +58,11 @@ def sweep_chart(
         Setting columns to choose with a drop-down (categorical ones such as topology).
     defaults
         Initial value of each slider or drop-down (default: the smallest value).
+
+        The drop-downs, the legend and the tooltips show the book's names: an internal value of
+        a ``selects`` or ``color`` column (``"dp_acc_admm"``, ``"small_world"``, ``"l1"``) is
+        shown as :func:`dpadmm_lite.labels.readable` names it ("DP-AccADMM", "small world",
+        "ℓ1"); a default may be given either way.
     band
         ``(low, high)`` columns drawn as a shaded band around each line (spread over seeds).
     log_x, log_y
@@ -81,6 +87,7 @@ def sweep_chart(
     for column, is_log in ((x, log_x), (y, log_y)):
         if is_log:
             data = data[np.isfinite(data[column].astype(float)) & (data[column].astype(float) > 0)]
+    data, defaults = _book_names(data, [*selects, *([color] if color else [])], defaults)
     data, selects = _joint_selects(data, list(selects), titles, defaults)
     _check_complete(data, sliders, selects)
     params, filters, captions = [], [], []
@@ -149,6 +156,17 @@ def sweep_chart(
     if title:
         chart = chart.properties(title=typeset(title) if isinstance(title, str) else title)
     return chart
+
+
+def _book_names(data: pd.DataFrame, columns: Sequence[str], defaults: dict):
+    """``data`` and ``defaults`` with the internal names in ``columns`` replaced by the book's names."""
+    names = book_names()
+    data = data.copy()
+    for column in dict.fromkeys(columns):
+        data[column] = data[column].map(lambda v: names.get(v, v) if isinstance(v, str) else v)
+        if isinstance(defaults.get(column), str):
+            defaults[column] = names.get(defaults[column], defaults[column])
+    return data, defaults
 
 
 def _joint_selects(data: pd.DataFrame, selects: list[str], titles: dict, defaults: dict):

@@ -16,6 +16,7 @@ _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ,", "₀₁₂₃₄�
 _SUP = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW*⊤βγδθφχ",
                 "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂ*ᵀᵝᵞᵟᶿᵠᵡ"))
 _SUP[","] = "˒"
+_SUB["−"], _SUP["−"] = "₋", "⁻"  # the minus sign U+2212, as in k−1
 _NAMES = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
     "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π",
@@ -46,9 +47,11 @@ def _script(body: str, table: dict[str, str]) -> str | None:
 def typeset(text: str) -> str:
     """``text`` with TeX-like markup as Unicode: ``x_t`` → xₜ, ``x^{DP}`` → xᴰᴾ, ``\\rho`` → ρ.
 
-    An unbraced superscript takes a run of capitals or digits (``x^DP`` → xᴰᴾ). A sub- or
-    superscript with a character Unicode has no small form for keeps its letters (in
-    parentheses when more than one). ``$`` signs are dropped; snake_case words get spaces.
+    An unbraced superscript takes a run of capitals or digits (``x^DP`` → xᴰᴾ), or a group in
+    parentheses (``r^(d−1)`` → rᵈ⁻¹). A subscript with a character Unicode has no small form for
+    keeps its letters (in parentheses when more than one); such a superscript keeps its caret,
+    so that its meaning stays (``(1 + 4ν)^{3/2}`` → "(1 + 4ν)^(3/2)", never a product). ``$``
+    signs are dropped; snake_case words get spaces.
     """
     if not isinstance(text, str):
         return text
@@ -66,12 +69,16 @@ def typeset(text: str) -> str:
     text = text.replace("{}", "")
 
     def script(match, table):
-        body = match.group(1) if match.group(1) is not None else match.group(2)
+        body = next(g for g in match.groups() if g is not None)
         small = _script(body, table)
-        return small if small is not None else (body if len(body) == 1 else f"({body})")
+        if small is not None:
+            return small
+        if table is _SUP:  # x^(3/2) is not x·(3/2): the caret stays
+            return "^" + (body if len(body) == 1 else f"({body})")
+        return body if len(body) == 1 else f"({body})"
 
     for _ in range(2):  # x_{t^2}: inner first, then outer
-        text = re.sub(r"\^\{([^{}]*)\}|\^([A-Z0-9]+|\S)", lambda m: script(m, _SUP), text)
+        text = re.sub(r"\^\{([^{}]*)\}|\^\(([^()]*)\)|\^([A-Z0-9]+|[^\s(])", lambda m: script(m, _SUP), text)
         text = re.sub(r"_\{([^{}]*)\}|_([^\s_^(){}])", lambda m: script(m, _SUB), text)
     return text
 

@@ -122,6 +122,8 @@ def _prepare_for_site(path: Path) -> None:
       keeps its output: it carries the Vega-Lite spec next to its JupyterLab chart widget, and
       only the widget view is dropped (the site draws the spec).
     * Hide the ``parameters`` cell and papermill's injected one: run settings, not content.
+    * Show the site's version of an output that has one (:func:`_site_version`): an exercise check
+      not answered yet asks the reader to run the cell, which no one can do on a static page.
     """
     nb = json.loads(path.read_text())
     nb.get("metadata", {}).pop("widgets", None)
@@ -130,9 +132,20 @@ def _prepare_for_site(path: Path) -> None:
         if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
             tags.append("remove-cell")
         if "outputs" in cell:
-            cell["outputs"] = [_without_widget(o) for o in cell["outputs"]]
+            cell["outputs"] = [_without_widget(_site_version(o)) for o in cell["outputs"]]
             cell["outputs"] = [o for o in cell["outputs"] if o is not None]
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+
+
+def _site_version(output: dict) -> dict:
+    """``output`` as the static site shows it: its data replaced by the version for the site it
+    carries in ``metadata["dpadmm"]["site"]`` (mime type → text, written by
+    ``dpadmm_lite.exercises.Feedback``), if any; else unchanged."""
+    metadata = output.get("metadata") or {}
+    site = (metadata.get("dpadmm") or {}).get("site")  # dpadmm_lite.exercises.SITE_MIME_KEY
+    if not site:
+        return output
+    return {**output, "data": dict(site), "metadata": {k: v for k, v in metadata.items() if k != "dpadmm"}}
 
 
 def _without_widget(output: dict) -> dict | None:
