@@ -34,6 +34,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anywidget
 import ipywidgets as w
 import numpy as np
 
@@ -145,6 +146,51 @@ class _EpsilonControl(w.HBox):
         self.toggle.observe(handler, names="value")
 
 
+class _SliderValueText(anywidget.AnyWidget):
+    """No view of its own: makes every slider of its panel announce the value its readout shows.
+
+    A slider's handle tells assistive technology its *position* (``aria-valuetext``, noUiSlider's
+    two decimals): for a log slider that is log₁₀ of the value (ε = 4 read "0.60"), for an integer
+    slider "30.00". This sets ``aria-valuetext`` to the readout's text ("4", "30") whenever a
+    slider moves, and names a handle that has no name by its slider's label ("ε").
+    """
+
+    _esm = """
+function render({ el }) {
+  el.style.display = "none";
+  let observer = null, tries = 0;
+  const sync = (panel) => {
+    for (const slider of panel.querySelectorAll(".widget-slider")) {
+      const readout = slider.querySelector(".widget-readout");
+      const handle = slider.querySelector(".noUi-handle");
+      if (!readout || !handle) continue;
+      const text = readout.textContent.trim();
+      if (text && handle.getAttribute("aria-valuetext") !== text) handle.setAttribute("aria-valuetext", text);
+      const label = slider.querySelector(".widget-label");
+      const name = label ? label.textContent.trim() : "";
+      if (name && !handle.hasAttribute("aria-label") && !handle.hasAttribute("aria-labelledby")) {
+        handle.setAttribute("aria-label", name);
+      }
+    }
+  };
+  const attach = () => {
+    const panel = el.closest(".dpadmm-live");
+    if (!panel) { // not in the page yet
+      if (tries++ < 600) requestAnimationFrame(attach);
+      return;
+    }
+    observer = new MutationObserver(() => sync(panel));
+    observer.observe(panel, { subtree: true, childList: true, characterData: true,
+                              attributes: true, attributeFilter: ["aria-valuenow", "aria-valuetext"] });
+    sync(panel);
+  };
+  attach();
+  return () => observer && observer.disconnect();
+}
+export default { render };
+"""
+
+
 class LivePanel(w.VBox):
     """The panel :func:`live` returns: controls, a chart area and a status line.
 
@@ -199,7 +245,7 @@ class LivePanel(w.VBox):
             box = w.Accordion(children=[w.VBox(list(advanced.values()))], selected_index=None)
             box.set_title(0, "advanced")
             children.append(box)
-        children += [self.area, self.status]
+        children += [self.area, self.status, _SliderValueText()]
         super().__init__(children)
         self.add_class("dpadmm-live")
         for widget in self.controls.values():
