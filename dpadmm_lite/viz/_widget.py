@@ -10,6 +10,9 @@ A chart's rows travel apart from its structure: ``spec`` is the Vega-Lite spec w
 datasets renamed ``dpadmm_d0``, ``dpadmm_d1``, … in order of use, ``datasets`` the rows. When a
 live panel's new chart has the same structure as the one shown, :meth:`VegaChart.update` only
 sends the rows and the page swaps them into the live Vega view (no compile, no re-embed).
+
+A chart wider than its output area is drawn anew to fit it (``js/fit.js``): its legends under the
+plots, then a row of charts wrapped into shorter rows; one that fits no way scrolls inside its box.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ _PREFIX = "dpadmm_d"
 #: The snippet vl-convert bundles: the libraries as one global the chart module picks up.
 _SNIPPET = "globalThis.__dpadmmVegaLibs = { vegaEmbed, vega, vegaLite };"
 _CSS = """
-.dpadmm-vega-lab { margin: 0.25rem 0; }
+.dpadmm-vega-lab { margin: 0.25rem 0; max-width: 100%; overflow-x: auto; }
 .dpadmm-vega-lab .vega-bindings { display: flex; flex-wrap: wrap; gap: 0.25rem 1.5rem; margin-top: 0.5rem;
   font-size: 0.9rem; }
 .dpadmm-vega-lab .vega-bind-name { font-weight: 600; margin-right: 0.25rem; }
@@ -126,7 +129,7 @@ class VegaChart(anywidget.AnyWidget):
         An Altair chart or a Vega-Lite spec (dict); may be set later with :meth:`update`.
     """
 
-    _esm = (_JS / "readouts.js").read_text() + "\n" + (_JS / "chart_widget.js").read_text()
+    _esm = "\n".join((_JS / name).read_text() for name in ("readouts.js", "fit.js", "chart_widget.js"))
     _css = _CSS
     spec = traitlets.Dict().tag(sync=True)
     datasets = traitlets.Dict().tag(sync=True)

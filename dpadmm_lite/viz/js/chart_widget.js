@@ -5,7 +5,9 @@
 // whose `source` is Vega + Vega-Lite + vega-embed as one script, evaluated once per page).
 // A new `spec` re-embeds the chart; new `datasets` alone are swapped into the live Vega view
 // (a changeset per dataset), so a live panel redraws without compiling or re-embedding.
-// (readouts.js is prepended to this module by dpadmm_lite.viz._widget.)
+// A chart wider than its output area is laid out anew to fit it (fit.js: legends below, a row of
+// charts wrapped), also when the area gets narrower later.
+// (readouts.js and fit.js are prepended to this module by dpadmm_lite.viz._widget.)
 
 const LIBS = "__dpadmmVegaLibs";
 
@@ -30,8 +32,8 @@ async function vegaLibs(model) {
   return cache[version];
 }
 
-function fullSpec(model) {
-  const spec = structuredClone(model.get("spec"));
+function fullSpec(model, level) {
+  const spec = dpadmmFitted(structuredClone(model.get("spec")), level);
   spec.datasets = structuredClone(model.get("datasets"));
   return spec;
 }
@@ -45,6 +47,7 @@ function render({ model, el }) {
   let wantData = false;
   let queue = Promise.resolve();
   let renders = 0;
+  let level = 0; // fit.js: the layout level drawn
 
   const showError = (error) => {
     target.textContent = "This chart could not be drawn: " + (error && error.message ? error.message : error);
@@ -59,9 +62,15 @@ function render({ model, el }) {
     if (wantEmbed || !result) {
       kind = "embed";
       wantEmbed = wantData = false;
-      if (result) result.finalize();
-      const spec = fullSpec(model);
-      result = await libs.vegaEmbed(target, spec, { actions: false, renderer: "svg" });
+      // The first layout that fits the output area (fit.js), from the one drawn last: a panel's
+      // chart keeps its layout while the reader moves a control.
+      for (;;) {
+        if (result) result.finalize();
+        result = await libs.vegaEmbed(target, fullSpec(model, level), { actions: false, renderer: "svg" });
+        const room = dpadmmAvailableWidth(el);
+        if (!room || dpadmmDrawnWidth(target) <= room + 1 || level + 1 >= dpadmmFitLevels(model.get("spec"))) break;
+        level += 1;
+      }
       dpadmmReadouts(target, result.view);
     } else {
       wantData = false;
@@ -91,6 +100,20 @@ function render({ model, el }) {
     queue = queue.then(apply).catch(showError);
   }
 
+  // The area got narrower (a side panel opened) or the chart was drawn before it was laid out:
+  // draw it at the next level if it no longer fits.
+  let lastRoom = 0;
+  const resized = new ResizeObserver(() => {
+    const room = dpadmmAvailableWidth(el);
+    if (!result || !room || room === lastRoom) return;
+    lastRoom = room;
+    if (dpadmmDrawnWidth(target) > room + 1 && level + 1 < dpadmmFitLevels(model.get("spec"))) schedule("spec");
+  });
+  requestAnimationFrame(() => {
+    const area = el.closest(".jp-OutputArea-output") || el.parentElement;
+    if (area) resized.observe(area);
+  });
+
   model.on("change:spec", () => schedule("spec"));
   model.on("change:datasets", () => schedule("data"));
   model.on("change:revision", () => { // the same chart again: nothing to draw, but say it is there
@@ -100,6 +123,7 @@ function render({ model, el }) {
   });
   schedule("spec");
   return () => {
+    resized.disconnect();
     if (result) result.finalize();
   };
 }
