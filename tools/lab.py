@@ -13,7 +13,20 @@ script writes a *JupyterLab edition* of the book into ``_build/lab/`` and opens 
 * ``{cite}`key``` becomes the author–year text the site shows ("[Huang et al., 2019]"), from
   ``book/references.bib``;
 * a reference to a block of another chapter (``{prf:ref}`privacy-def-dp```) becomes a link to
-  that chapter's notebook (jupyterlab-myst resolves references within one notebook only).
+  that chapter's notebook, one to a block of the same chapter its name in plain text
+  (jupyterlab-myst resolves references within one notebook only, and logs "Cross reference
+  target was not found" for a target in a cell it has not rendered yet);
+* a chapter opens on its title: the title cell comes first, the setup cell after it folded, and
+  the notebook carries the kernel's name and language as the kernel reports them (JupyterLab
+  rewrites them on opening and would mark the chapter modified);
+* the Markdown pages (introduction, instructor notes, bibliography) get the same treatment and
+  open rendered.
+
+JupyterLab runs with settings of the edition (:func:`lab_environment`): every cell of a notebook
+attached to the page (``windowingMode: none``). jupyterlab-myst evaluates a markdown cell's
+inline expressions when the cell *runs*, reading them from the cell as last rendered; in
+JupyterLab's default windowing a cell off screen is not rendered yet, so Run All sent no
+expression for it and its numbers stayed raw ``glued("…")`` code.
 
 The edition runs in full mode, as the site does, and reads the sweeps that ``make book`` cached
 in ``_build/cache/full`` (``$DPADMM_CACHE`` if set), so Run All after ``make book`` recomputes
@@ -45,6 +58,8 @@ GLUE_ROLE = re.compile(r"\{glue(?::text|:any|:md)?\}`([^`:]+?)(?::([^`]*))?`")
 CITE_ROLE = re.compile(r"\{cite(?::p|:t|:ps|:ts)?\}`([^`]+)`")
 #: ``{prf:ref}`label```, ``{ref}`label``` and ``{ref}`text <label>```.
 REF_ROLE = re.compile(r"\{(prf:ref|ref|numref)\}`(?:([^`<]*?)\s*<([^`>]+)>|([^`]+))`")
+#: ``{doc}`/book/admm``` and ``{doc}`text </book/admm>``` (a page of the book).
+DOC_ROLE = re.compile(r"\{doc\}`(?:([^`<]*?)\s*<([^`>]+)>|([^`]+))`")
 #: A labelled block: ```{prf:theorem} Title`` / ```{exercise}`` … ``:label: name``; or ``(name)=``.
 LABELLED = re.compile(r"^(`{3,}|:{3,})\{([\w:-]+)\}[ \t]*(.*?)\n((?::[\w-]+:.*\n)*)", re.M)
 #: The line added to a chapter's preamble so that its inline expressions can call ``glued``.
@@ -111,31 +126,43 @@ def chapter_title(nb: dict, fallback: str) -> str:
 
 def label_index(notebooks: dict[str, dict]) -> dict[str, tuple[str, str]]:
     """``label → (notebook file, readable name)`` for every labelled block and target of the book."""
+    return {label: (name, f"{what} in “{chapter}”") for label, (name, what, chapter) in _labels(notebooks).items()}
+
+
+def _labels(notebooks: dict[str, dict]) -> dict[str, tuple[str, str, str]]:
+    """``label → (notebook file, what it is, chapter title)``: ``what`` reads "theorem “Title”",
+    "exercise 2" (numbered in its chapter, as jupyterlab-myst numbers them) or "“Section title”"."""
     index = {}
     for name, nb in notebooks.items():
         chapter = chapter_title(nb, name)
+        exercises = 0
         for cell in nb["cells"]:
             if cell["cell_type"] != "markdown":
                 continue
             text = "".join(cell["source"])
             for match in LABELLED.finditer(text):
                 kind, title, options = match.group(2), match.group(3).strip(), match.group(4)
+                kind = kind.split(":")[-1]
+                exercises += kind == "exercise"
                 label = re.search(r":label:\s*(\S+)", options)
                 if label:
-                    kind = kind.split(":")[-1]
-                    what = f"{kind} “{title}”" if title and kind != "solution" else kind
-                    index[label.group(1)] = (name, f"{what} in “{chapter}”")
+                    if kind == "exercise":
+                        what = f"exercise {exercises}" + (f" “{title}”" if title else "")
+                    else:
+                        what = f"{kind} “{title}”" if title and kind != "solution" else kind
+                    index[label.group(1)] = (name, what, chapter)
             for match in re.finditer(r"^\((\S+?)\)=\s*\n#+\s*(.+)$", text, flags=re.M):
-                index[match.group(1)] = (name, f"“{match.group(2).strip()}” in “{chapter}”")
+                index[match.group(1)] = (name, f"“{match.group(2).strip()}”", chapter)
     return index
 
 
 def lab_markdown(source: str, cites: dict[str, str], labels: dict[str, tuple[str, str]] | None = None,
-                 here: str = "", site: dict[str, str] | None = None) -> str:
-    """One markdown cell of the edition: glue roles as inline expressions, citations as text, and
-    references to another chapter as links to it (jupyterlab-myst resolves a notebook's own).
+                 here: str = "", site: dict[str, str] | None = None, docs: dict[str, tuple[str, str]] | None = None) -> str:
+    """One markdown cell of the edition: glue roles as inline expressions, citations as text,
+    references to another chapter as links to it and to the same chapter as text (jupyterlab-myst
+    resolves a notebook's own, but logs an error for a target it has not rendered yet).
     ``site``: glued name → the text/plain ``make book`` glued, the fallback of a number glued
-    further down (:func:`site_glue`)."""
+    further down (:func:`site_glue`); ``docs``: ``"book/admm"`` → (file, title) for ``{doc}`` roles."""
 
     def glue(match):
         name, fmt = match.group(1), match.group(2) or ""
@@ -151,16 +178,24 @@ def lab_markdown(source: str, cites: dict[str, str], labels: dict[str, tuple[str
     def ref(match):
         text, label = (match.group(2), match.group(3)) if match.group(3) else (None, match.group(4))
         where = (labels or {}).get(label.strip())
-        if where is None or where[0] == here:
+        if where is None:  # not a label of the book: jupyterlab-myst may know it (an equation)
             return match.group(0)
+        if where[0] == here:  # the same chapter: its name, as text (see the module docstring)
+            return text or re.sub(r" in “[^”]*”$", "", where[1])
         return f"[{text or where[1]}]({where[0]})"
 
-    return REF_ROLE.sub(ref, CITE_ROLE.sub(cite, GLUE_ROLE.sub(glue, source)))
+    def doc(match):
+        text, target = (match.group(1), match.group(2)) if match.group(2) else (None, match.group(3))
+        where = (docs or {}).get(target.strip().strip("/"))
+        return match.group(0) if where is None else f"[{text or where[1]}]({where[0]})"
+
+    return DOC_ROLE.sub(doc, REF_ROLE.sub(ref, CITE_ROLE.sub(cite, GLUE_ROLE.sub(glue, source))))
 
 
 def lab_notebook(nb: dict, cites: dict[str, str], *, fast: bool | None = None,
                  labels: dict[str, tuple[str, str]] | None = None, here: str = "",
-                 stop_after_live: bool = False, site: dict[str, str] | None = None) -> dict:
+                 stop_after_live: bool = False, site: dict[str, str] | None = None,
+                 docs: dict[str, tuple[str, str]] | None = None) -> dict:
     """The JupyterLab edition of one notebook (``fast``: also set ``FAST`` in its parameters cell;
     ``stop_after_live``: end it with its last live panel, for tests and benchmarks)."""
     nb = json.loads(json.dumps(nb))
@@ -169,20 +204,46 @@ def lab_notebook(nb: dict, cites: dict[str, str], *, fast: bool | None = None,
                 and re.search(r"\bwidgets\.live\(", "".join(c["source"]))]
         if live:
             nb["cells"] = nb["cells"][: live[-1] + 1]
+    nb["cells"] = title_first(nb["cells"])
+    nb.setdefault("metadata", {}).update(kernel_metadata())
     preamble_done = False
     for cell in nb["cells"]:
         source = "".join(cell.get("source", []))
         if cell["cell_type"] == "markdown":
-            new = lab_markdown(source, cites, labels, here, site)
+            new = lab_markdown(source, cites, labels, here, site, docs)
         elif cell["cell_type"] == "code" and not preamble_done:
             new = source.rstrip("\n") + "\n" + PREAMBLE_LINE + "\n"
             preamble_done = True
+            cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True  # folded (the site removes it)
         elif cell["cell_type"] == "code" and fast is not None and "parameters" in cell.get("metadata", {}).get("tags", []):
             new = re.sub(r"^FAST\s*=.*$", f"FAST = {fast}", source, flags=re.M)
         else:
             continue
         cell["source"] = new.splitlines(keepends=True)
     return nb
+
+
+def title_first(cells: list[dict]) -> list[dict]:
+    """``cells`` with the chapter's title cell (the first markdown cell with a ``# `` heading) moved
+    to the top, above the setup and parameters cells, so that the chapter opens on its title.
+
+    Only markdown moves: the code runs in the same order, and jupyterlab-myst sends a cell's inline
+    expressions to the kernel after the code Run All queued, so they find the setup done."""
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and re.search(r"^# \S", "".join(cell["source"]), flags=re.M):
+            return [cell] + cells[:i] + cells[i + 1:]
+    return list(cells)
+
+
+def kernel_metadata() -> dict:
+    """The ``kernelspec`` and ``language_info`` of the python3 kernel, as JupyterLab writes them into
+    a notebook when the kernel starts (a notebook that carries others is marked modified at once)."""
+    from ipykernel.ipkernel import IPythonKernel
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    return {"kernelspec": {"name": "python3", "display_name": spec.display_name, "language": spec.language},
+            "language_info": json.loads(json.dumps(IPythonKernel.language_info))}
 
 
 def _code(nb: dict) -> list[str]:
@@ -229,16 +290,27 @@ def write_edition(target: Path = EDITION, *, fast: bool | None = None, stop_afte
     paths = sorted(book.rglob("*.ipynb"))
     sources = {path.relative_to(book).as_posix(): json.loads(path.read_text()) for path in paths}
     labels = label_index(sources)
-    for page in book.rglob("*.md"):  # the bibliography: a list, as the site's directive renders it
-        if "```{bibliography}" in page.read_text():
-            page.write_text(bibliography_markdown(ROOT / "book" / "references.bib"))
+    pages = sorted(book.rglob("*.md"))
+    docs = {f"book/{path.relative_to(book).with_suffix('').as_posix()}": (
+        path.relative_to(book).as_posix(), chapter_title(sources[path.relative_to(book).as_posix()], path.stem))
+        for path in paths}
+    for page in pages:
+        match = re.search(r"^# (.+)$", page.read_text(), flags=re.M)
+        docs[f"book/{page.relative_to(book).with_suffix('').as_posix()}"] = (
+            page.relative_to(book).as_posix(), match.group(1).strip() if match else page.stem)
+    for page in pages:  # the pages open rendered (lab_environment): their roles as the chapters' are
+        text = page.read_text()
+        if "```{bibliography}" in text:  # a list, as the site's directive renders it
+            text = bibliography_markdown(ROOT / "book" / "references.bib")
+        text = re.sub(r"^```\{include\} _instructor_chapters\.md\n```\n", _instructor_part, text, flags=re.M)
+        page.write_text(lab_markdown(text, cites, labels, page.relative_to(book).as_posix(), docs=docs))
     executed = _full_build() if not fast else None  # the site's numbers fit the full edition only
     written = []
     for path in paths:
         here = path.relative_to(book).as_posix()
         site = site_glue(sources[here], executed / here) if executed is not None else None
         nb = lab_notebook(sources[here], cites, fast=fast, labels=labels, here=here, stop_after_live=stop_after_live,
-                          site=site)
+                          site=site, docs=docs)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         written.append(path)
     (target / "README.md").write_text(
@@ -247,18 +319,63 @@ def write_edition(target: Path = EDITION, *, fast: bool | None = None, stop_afte
     return written
 
 
+def _instructor_part(_match) -> str:
+    """The part of the instructor page ``make book`` generates from the chapters (without the
+    mistakes the checks recognise: listing them runs every check, too slow for every ``make lab``)."""
+    from bookbuild.instructor import instructor_notes
+
+    return instructor_notes(ROOT, with_mistakes=False) + "\n"
+
+
 #: JupyterLab plugins switched off in the edition: the news toast (asks to fetch a feed from another
 #: host) and the per-cell toolbar (JupyterLab 4.6 throws on its overlap check for cells that
 #: jupyterlab-myst renders: "Cannot read properties of undefined (reading 'node')").
 DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements", "@jupyterlab/cell-toolbar-extension:plugin")
 
 
+#: Default settings of the edition (a reader's own settings still win):
+#: * every cell attached to the page, none left for later ("windowingMode": JupyterLab's default
+#:   renders a cell off screen only when the page is idle or it scrolls into view; jupyterlab-myst
+#:   evaluates a markdown cell's inline expressions when it runs, from the cell as last rendered,
+#:   so under Run All a cell not rendered yet kept its glued numbers as raw code for good);
+#: * Markdown pages (introduction, bibliography, instructor notes) open rendered, not as source.
+SETTINGS = {
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Markdown Preview"}},
+}
+
+
+def _app_settings(target: Path) -> Path:
+    """The edition's application settings directory: ``overrides.json`` with :data:`SETTINGS` on top
+    of the overrides of the installed JupyterLab (if it has any)."""
+    from jupyterlab.commands import get_app_dir
+
+    installed = Path(get_app_dir()) / "settings"
+    settings = target / "app-settings"
+    if settings.exists():
+        shutil.rmtree(settings)
+    if installed.is_dir():
+        shutil.copytree(installed, settings)
+    settings.mkdir(parents=True, exist_ok=True)
+    try:
+        overrides = json.loads((settings / "overrides.json").read_text())
+    except (OSError, ValueError):
+        overrides = {}
+    for plugin, values in SETTINGS.items():
+        overrides.setdefault(plugin, {}).update(values)
+    (settings / "overrides.json").write_text(json.dumps(overrides, indent=1) + "\n")
+    return settings
+
+
 def lab_environment(target: Path = EDITION) -> dict[str, str]:
-    """The environment JupyterLab runs in: the edition's page config first on the config path."""
+    """The environment JupyterLab runs in: the edition's configuration first on the config path
+    (its page config, and its application settings directory with :data:`SETTINGS`)."""
     config = target / "config"
     page = config / "labconfig" / "page_config.json"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(json.dumps({"disabledExtensions": {name: True for name in DISABLED_PLUGINS}}, indent=1) + "\n")
+    (config / "jupyter_lab_config.json").write_text(
+        json.dumps({"LabApp": {"app_settings_dir": str(_app_settings(target))}}, indent=1) + "\n")
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (str(config), env.get("JUPYTER_CONFIG_PATH", "")) if p)
     return env

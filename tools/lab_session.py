@@ -28,9 +28,6 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-default-apps", "--disable-extensions",
 ]
-#: jupyterlab-myst logs this while it renders cells one by one, for a reference to a label that a
-#: later cell defines (the site resolves it); only a label that no cell defines is an error.
-FORWARD_REF = re.compile(r"Cross reference target was not found: (\S+)")
 
 _HOOKS = """() => {
   if (window.__dpadmm) return;
@@ -58,11 +55,9 @@ class LabServer:
         self.token = secrets.token_hex(16)
         lab.write_edition(self.workdir, fast=fast, stop_after_live=stop_after_live)
         env = lab.lab_environment(self.workdir)
+        # No user settings (a fresh settings directory): the edition's own settings, as `make lab` ships
+        # them (lab.SETTINGS: every cell attached to the page, so what the checks read is on it).
         env["JUPYTERLAB_SETTINGS_DIR"] = str(self.workdir / "settings")
-        # Every cell rendered (no windowing): what the checks read is on the page.
-        tracker = self.workdir / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-        tracker.parent.mkdir(parents=True, exist_ok=True)
-        tracker.write_text('{"windowingMode": "none"}\n')
         env["JUPYTERLAB_WORKSPACES_DIR"] = str(self.workdir / "workspaces")
         if cache is not None:
             env["DPADMM_CACHE"] = str(cache)
@@ -207,25 +202,73 @@ class NotebookPage:
         self.page.wait_for_timeout(1500)  # the last outputs' widgets draw
         return time.monotonic() - start
 
-    def undefined_references(self) -> list[str]:
-        """Console errors, without jupyterlab-myst's forward references to labels the notebook defines."""
-        import json
+    def opened(self) -> dict:
+        """What the reader sees on opening: ``first`` (the first cell: "markdown" or "code"),
+        ``title`` (its heading), ``scrolled`` (px from the top), ``folded`` (cells whose input is
+        folded) and ``dirty`` (the tab marks the notebook modified)."""
+        return self.page.evaluate("""() => {
+          const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+          const first = cells[0], h1 = first && first.querySelector('h1');
+          const scroller = document.querySelector('.jp-Notebook.jp-WindowedPanel-outer, .jp-Notebook .jp-WindowedPanel-outer, .jp-WindowedPanel-outer');
+          const tab = document.querySelector('.lm-DockPanel .lm-TabBar-tab.lm-mod-current');
+          return {first: first ? (first.classList.contains('jp-MarkdownCell') ? 'markdown' : 'code') : null,
+                  title: h1 ? h1.textContent.replace(/[¶#]\\s*$/, '').trim() : null,
+                  scrolled: scroller ? scroller.scrollTop : null,
+                  folded: cells.map((c, i) => c.querySelector('.jp-InputPlaceholder') ? i : -1).filter(i => i >= 0),
+                  dirty: !!(tab && tab.classList.contains('jp-mod-dirty'))}; }""")
 
-        cells = json.loads((ROOT / "book" / self.name).read_text())["cells"]  # the whole chapter
-        text = "\n".join("".join(c["source"]) for c in cells)
-        labels = set(re.findall(r":label:\s*(\S+)", text)) | set(re.findall(r"^\((\S+?)\)=", text, flags=re.M))
-        out = []
-        for error in self.errors:
-            missing = [m for m in FORWARD_REF.findall(error) if m not in labels]
-            if FORWARD_REF.search(error) and not missing:
-                continue
-            out.append(error)
-        return out
+    def glued_numbers(self, expected: dict[int, int]) -> list[dict]:
+        """For every markdown cell ``i`` with ``expected[i]`` glued numbers (inline expressions):
+        ``rendered``, and how many show ``raw`` code (``glued("…")``, never evaluated), a ``note``
+        (a value glued further down, not in the kernel when the cell was evaluated) or an ``error``.
+        A cell not rendered yet is scrolled into view (as a reader would scroll to it)."""
+        return self.page.evaluate("""(expected) => {
+          const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+          return Object.entries(expected).map(([i, n]) => {
+            const c = cells.find(c => c.dataset.windowedListIndex === i) || cells[+i];
+            if (!c) return {index: +i, expected: n, rendered: false, raw: n, note: 0, error: 0, text: '(not in the page)'};
+            const myst = c.querySelector('.myst');  // what jupyterlab-myst rendered
+            if (!myst) c.scrollIntoView();
+            const raw = [...c.querySelectorAll('code')].filter(e => /^glued\\(/.test(e.textContent)).length;
+            return {index: +i, expected: n, rendered: !!myst,
+                    raw, note: (c.textContent.match(/computed further down/g) || []).length,
+                    error: c.querySelectorAll('.jp-RenderedMarkdown [data-mime-type="application/vnd.jupyter.stderr"], .myst [data-mime-type="application/vnd.jupyter.stderr"]').length,
+                    text: (myst || c).textContent.replace(/\\s+/g, ' ').slice(0, 120)};
+          }); }""", {str(k): v for k, v in expected.items()})
+
+    def wait_glued(self, expected: dict[int, int], timeout: float = 60) -> list[dict]:
+        """:meth:`glued_numbers` once every one shows its value, or when ``timeout`` s have passed
+        (jupyterlab-myst evaluates a cell's expressions after the code Run All queued,
+        and draws the cells anew one by one)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.glued_numbers(expected)
+            if all(c["rendered"] and not (c["raw"] or c["note"] or c["error"]) for c in state) or time.monotonic() > deadline:
+                return state
+            self.page.wait_for_timeout(500)
 
     def charts(self) -> list[bool]:
         """For every chart on the page: did it draw an SVG or a canvas?"""
         return self.page.evaluate("() => [...document.querySelectorAll('.dpadmm-vega-lab')]"
                                   ".map(e => !!e.querySelector('svg, canvas'))")
+
+    def chart_widths(self) -> list[tuple[float, float]]:
+        """(drawn width, width of its output area) of every chart, in CSS px."""
+        return [tuple(x) for x in self.page.evaluate("""() => [...document.querySelectorAll('.dpadmm-vega-lab')].map(e => {
+          const svg = e.querySelector('svg, canvas'), area = e.closest('.jp-OutputArea-output');
+          if (!svg || !area) return [0, 0];
+          const style = getComputedStyle(area);
+          return [svg.getBoundingClientRect().width,
+                  area.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)]; })""")]
+
+    def sliders(self, panel) -> list[dict]:
+        """Every visible slider of ``panel``: its ``label``, the value its ``readout`` shows, and what
+        its handle tells assistive technology (``valuetext``, ``valuenow``, ``name``)."""
+        return panel.evaluate("""p => [...p.querySelectorAll('.widget-slider')].filter(s => s.offsetParent).map(s => {
+          const h = s.querySelector('.noUi-handle'), r = s.querySelector('.widget-readout'), l = s.querySelector('.widget-label');
+          return {label: l ? l.textContent.trim() : '', readout: r ? r.textContent.trim() : '',
+                  valuetext: h.getAttribute('aria-valuetext'), valuenow: h.getAttribute('aria-valuenow'),
+                  name: h.getAttribute('aria-label')}; })""")
 
     def panels(self):
         return self.page.locator(".dpadmm-live")
@@ -289,6 +332,37 @@ class NotebookPage:
 
     def close(self) -> None:
         self.context.close()
+
+
+def open_page(server: LabServer, browser, name: str) -> dict:
+    """Open the Markdown page ``name`` of the edition as a reader would (double-click in the file
+    browser: its default viewer) and say what shows: ``rendered`` (a rendered view, not the
+    source in an editor), its ``h1``, the number of list ``items``, and console ``errors``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    try:
+        workspace = f"w{secrets.token_hex(4)}"
+        page.goto(f"{server.url}/lab/workspaces/{workspace}?reset&token={server.token}", wait_until="load")
+        item = page.locator(".jp-DirListing-item", has_text=name).first
+        item.wait_for(timeout=90_000)
+        item.dblclick()
+        try:
+            page.wait_for_selector(".jp-MarkdownViewer h1, .jp-FileEditor", timeout=60_000)
+        except Exception:
+            page.screenshot(path=str(server.workdir / f"{Path(name).stem}-opened.png"))
+            raise
+        page.wait_for_timeout(1500)
+        out = page.evaluate("""() => { const v = document.querySelector('.jp-MarkdownViewer:not(.lm-mod-hidden)');
+          const h1 = v && v.querySelector('h1');
+          return {rendered: !!v, editor: !!document.querySelector('.jp-FileEditor:not(.lm-mod-hidden)'),
+                  h1: h1 ? h1.textContent.replace(/[¶#]\\s*$/, '').trim() : null, items: v ? v.querySelectorAll('li').length : 0}; }""")
+        out["errors"] = errors
+        page.screenshot(path=str(server.workdir / f"{Path(name).stem}-opened.png"))
+        return out
+    finally:
+        context.close()
 
 
 def live_notebooks(root: Path = ROOT) -> list[Path]:
