@@ -439,7 +439,8 @@ ENTRIES: dict[str, Entry] = {
         options={**_CYFFERS, "iterations": 3, "sampling_rate": 1.0}, problem=squared_l2,
         sensitivity=(Sensitivity(problem=squared_l2, options={**_CYFFERS, "iterations": 3, "sampling_rate": 1.0},
                                  steps=3, min_ratio=0.98, labels=(-10.0, 10.0)),),
-        # q = 0.5 over 3 rounds (the canary, record 0, is sampled in round 1 at seed 0): audits the amplified ε
+        # q = 0.5 over 3 rounds (the canary, record 0, takes part in round 1 at seed 0): each participation is
+        # a full Gaussian release in the ledger (no amplification by sampling), which the audit must not beat
         audit=Audit(lambda: squared_l2(n=24, d=2), {**_CYFFERS, "rho": 1 / 24, "iterations": 3, "sampling_rate": 0.5},
                     runs=300),
     ),
