@@ -2,11 +2,20 @@
 
 Algorithms register themselves with :func:`register`; chapters, widgets and sweeps only ever
 call :func:`run`, so a new algorithm appears in every panel once it is registered.
+
+:func:`register` also wraps the function (users call it directly too) so that the arguments
+every algorithm shares are checked before it starts: ``problem`` a
+:class:`~dpadmm_lite.problems.Problem` (TypeError), ε ∈ (0, ∞], δ ∈ (0, 1), ρ > 0, ``seed`` a
+whole number ≥ 0, ν ≥ 0 where accepted, and ``iterations`` a whole number ≥ 1 whose trace fits
+in memory (:func:`max_iterations`): a run that would not fit is refused before anything is
+allocated, with a ValueError naming ``iterations`` and its maximum.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import math
 import time
 from dataclasses import dataclass, replace
@@ -72,7 +81,6 @@ LABELS = {
 }
 
 
-
 _REGISTRY: dict[str, AlgorithmInfo] = {}
 
 
@@ -81,7 +89,8 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
     """Decorator: add an algorithm function to the registry under ``name``.
 
     The function must accept ``(problem, *, epsilon, delta, rho, iterations, seed, **options)``
-    and return a :class:`~dpadmm_lite.trace.Trace`.
+    and return a :class:`~dpadmm_lite.trace.Trace`. The decorator returns it wrapped in the
+    shared argument checks (:func:`check_arguments`); ``__wrapped__`` is the function itself.
 
     ``tasks`` are the problem kinds of :data:`TASKS` it solves. ``tuning`` maps each
     hyper-parameter (``"rho"`` or an option name) to the candidate values a fair comparison
@@ -98,13 +107,16 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
         check.choice("tasks", task, TASKS)
 
     def decorate(function):
-        if name in _REGISTRY and _REGISTRY[name].function is not function:
+        function = getattr(function, "_unchecked", function)  # registered under a second name
+        registered = _REGISTRY[name].function if name in _REGISTRY else None
+        if registered is not None and getattr(registered, "_unchecked", registered) is not function:
             raise ValueError(f"algorithm {name!r} is registered twice")
-        _REGISTRY[name] = AlgorithmInfo(name, function, paper, private, setting, description, tasks,
+        checked = _with_checks(function, setting)
+        _REGISTRY[name] = AlgorithmInfo(name, checked, paper, private, setting, description, tasks,
                                         None if tuning is None else {k: tuple(v) for k, v in tuning.items()},
                                         label)
         _labels.ALGORITHMS[name] = label  # what dpadmm_lite.labels.readable shows for it
-        return function
+        return checked
 
     return decorate
 
@@ -128,6 +140,118 @@ def label(name: str) -> str:
     ValueError naming the valid names for an unknown one.
     """
     return info(name).label
+
+
+def _with_checks(function, setting: str):
+    """``function`` behind :func:`check_arguments` (same name, docstring and signature)."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        for p in signature.parameters.values():  # **options: checked alongside the named arguments
+            if p.kind is inspect.Parameter.VAR_KEYWORD:
+                arguments.update(arguments.pop(p.name))
+        arguments.update(check_arguments(setting, arguments))
+        positional = [arguments.pop(p.name) for p in signature.parameters.values()
+                      if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+        return function(*positional, **arguments)
+
+    checked._unchecked = function
+    return checked
+
+
+#: What a run keeps per iteration besides its iterates, in 8-byte numbers per agent: the local
+#: loss, regulariser, distance, step size, noise scale and sensitivity of each agent.
+_PER_AGENT = 8
+#: Copies of the per-iteration arrays alive at once (the record, and its evaluation into the Trace).
+_COPIES = 2
+#: Bookkeeping per iteration besides the arrays above: ledger events (one PrivacyEvent with its
+#: note per iteration for some algorithms), participation records, noise drawn in chunks. Measured
+#: with tracemalloc on the small test cases (tests/algorithm_cases.py): at most 6.5 KiB.
+_BOOKKEEPING = 8 * 1024
+
+
+def trace_bytes_per_iteration(setting: str, problem, options: dict) -> int:
+    """Estimated bytes a run keeps per iteration: its iterates, per-agent records and ledger.
+
+    From the problem's dimension d, the rows m of its constraint matrix A, the agents
+    (``n_agents``; a graph keeps every agent's released model and one distance per edge), and the
+    inner steps of an epoch (``inner``, default ⌈2n/b⌉: DP-VRADMM draws their noise up front).
+    Every algorithm stores the iterate, its noise and the splitting variables y, u of each step.
+    The evaluation of the iterates (margins of the training rows) works in blocks of bounded
+    size, so it adds a constant, not a per-iteration cost.
+    """
+    d = problem.d
+    m = problem.A.shape[0] if problem.regularizer == "fused" and problem.A is not None else d
+    agents = options.get("n_agents")
+    topology = options.get("topology")
+    if agents is None:
+        agents = getattr(topology, "n_agents", 10 if setting == "graph" else 1)
+    agents = check.count("n_agents", agents)
+    inner = 1
+    if "inner" in options:  # epochs of inner steps (SVRG-style)
+        if options["inner"] is not None:
+            inner = check.count("inner", options["inner"])
+        else:
+            b = options.get("batch_size")
+            b = b if isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= problem.n else min(50, problem.n)
+            inner = max(1, math.ceil(2 * problem.n / b))
+    numbers = inner * (2 * d + 2 * m) + _PER_AGENT * agents
+    if setting == "graph":
+        edges = agents * (agents - 1) // 2 if topology in ("complete", "erdos_renyi") else \
+            getattr(topology, "n_edges", 4 * agents)
+        numbers += agents * d + edges
+    return 8 * numbers * _COPIES + _BOOKKEEPING
+
+
+def max_iterations(setting: str, problem, options: dict) -> int:
+    """The most iterations whose trace fits in :data:`dpadmm_lite._validate.MEMORY_BUDGET`."""
+    return max(1, int(check.MEMORY_BUDGET // trace_bytes_per_iteration(setting, problem, options)))
+
+
+def check_arguments(setting: str, arguments: dict) -> dict:
+    """Check the arguments every algorithm shares; return them converted (e.g. ``iterations=3.0`` → 3).
+
+    ``problem`` must be a :class:`~dpadmm_lite.problems.Problem` (TypeError), ``epsilon`` in
+    (0, ∞], ``delta`` in (0, 1), ``rho`` > 0, ``seed`` a whole number ≥ 0, ``nu`` ≥ 0, and
+    ``iterations`` a whole number in [1, :func:`max_iterations`]. Arguments absent from
+    ``arguments`` are not checked; algorithm-specific options are left to the algorithm.
+    """
+    from .problems import Problem
+
+    out = {}
+    if "problem" in arguments:
+        problem = arguments["problem"]
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problem must be a dpadmm_lite.problems.Problem (from problems.logistic, lasso or "
+                            f"graph_guided_fused_lasso), got {type(problem).__name__}")
+    if "epsilon" in arguments:
+        out["epsilon"] = check.epsilon(arguments["epsilon"])
+    if "delta" in arguments:
+        out["delta"] = check.open_unit("delta", arguments["delta"])
+    if "rho" in arguments:
+        out["rho"] = check.positive("rho", arguments["rho"])
+    if "seed" in arguments:
+        out["seed"] = check.count("seed", arguments["seed"], minimum=0)
+    if "nu" in arguments:
+        try:
+            out["nu"] = check.nonnegative("nu", arguments["nu"])
+        except ValueError:
+            raise ValueError(f"nu (the smoothing strength ν) must be in [0, ∞), got {arguments['nu']!r}") from None
+    if "iterations" in arguments:
+        iterations = check.count("iterations", arguments["iterations"])
+        if "problem" in arguments:
+            options = {k: v for k, v in arguments.items() if k in ("n_agents", "topology", "inner", "batch_size")}
+            per_iteration = trace_bytes_per_iteration(setting, arguments["problem"], options)
+            limit = max(1, int(check.MEMORY_BUDGET // per_iteration))
+            if iterations > limit:
+                check.fits_in_memory("iterations", arguments["iterations"], iterations * per_iteration,
+                                     what=f"the trace of {check._short(iterations)} iterations", limit=limit)
+        out["iterations"] = iterations
+    return out
 
 
 class AlgorithmNames(tuple):
@@ -186,16 +310,14 @@ def run(
 ) -> Trace:
     """Run the registered algorithm ``name`` and return its :class:`Trace`.
 
-    ``epsilon=math.inf`` runs without noise. The common arguments are checked here, with
-    errors that name the parameter; algorithm-specific ``options`` are checked by the
-    algorithm. ``Trace.wall_time`` and ``Trace.params`` are filled in.
+    ``epsilon=math.inf`` runs without noise. The common arguments are checked here
+    (:func:`check_arguments`), with errors that name the parameter; algorithm-specific
+    ``options`` are checked by the algorithm. ``Trace.wall_time`` and ``Trace.params`` are filled in.
     """
     algorithm = info(name)
-    epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
-    rho = check.positive("rho", rho)
-    iterations = check.count("iterations", iterations)
-    seed = check.count("seed", seed, minimum=0)
+    common = check_arguments(algorithm.setting, dict(problem=problem, epsilon=epsilon, delta=delta, rho=rho,
+                                                     iterations=iterations, seed=seed, **options))
+    epsilon, delta, rho, iterations, seed = (common[k] for k in ("epsilon", "delta", "rho", "iterations", "seed"))
     start = time.perf_counter()
     trace = algorithm.function(
         problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options

@@ -30,7 +30,7 @@ def problem():
         (lambda: check.epsilon(0.0), r"epsilon must be in \(0, ∞\]"),
         (lambda: check.open_unit("delta", 1.0), r"delta must be in \(0, 1\)"),
         (lambda: check.open_unit("delta", 0.0), "delta"),
-        (lambda: check.open_unit("delta", float("nan")), "delta must be a real number, got NaN"),
+        (lambda: check.open_unit("delta", float("nan")), r"delta must be a real number in \(0, 1\), got NaN"),
         (lambda: check.half_open_unit("sampling_rate", 1.5), r"sampling_rate must be in \(0, 1\]"),
         (lambda: check.count("iterations", 0), "iterations must be a whole number >= 1"),
         (lambda: check.count("iterations", 2.5), "iterations"),
