@@ -14,7 +14,10 @@ from ._rdp import ORDERS, _Composition, _eps_per_order, _rdp_to_epsilon
 
 
 def _check_events(events) -> list[PrivacyEvent]:
-    events = list(events)
+    try:
+        events = list(events)
+    except TypeError:
+        raise TypeError(f"events must be a list (any iterable) of PrivacyEvent records, got {events!r}") from None
     for e in events:
         if not isinstance(e, PrivacyEvent):
             raise ValueError(f"events must be PrivacyEvent records, got {type(e).__name__}")

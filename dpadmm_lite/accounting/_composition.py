@@ -59,6 +59,10 @@ def composition_epsilons(noise_multiplier: float, steps: int, delta: float, samp
     return {"basic": eps_basic, "advanced": eps_adv, "unified": _gaussian_epsilon(z, T, delta, q)}
 
 
+_UNDERFLOW = ("epsilon/steps must be at least 1e-300: epsilon = {epsilon!r} over steps = {T} leaves a per-release "
+              "budget that underflows")
+
+
 def noise_for_budget(epsilon: float, delta: float, steps: int, sampling_rate: float = 1.0) -> dict[str, float]:
     """Noise multiplier σ/Δ that T releases need to be (ε, δ)-DP together, per analysis.
 
@@ -70,15 +74,23 @@ def noise_for_budget(epsilon: float, delta: float, steps: int, sampling_rate: fl
       ``advanced_composition(ε₀, δ/(2T), T, δ/2) = ε``;
     * ``"unified"`` — :func:`calibrate_noise` over all T releases.
     """
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = check.epsilon(epsilon)
+    if math.isinf(epsilon):
+        raise ValueError("epsilon must be finite here, in (0, 1e4]: the table compares the noise of finite budgets")
     delta = check.open_unit("delta", delta)
     T = check.count("steps", steps)
     q = check.half_open_unit("sampling_rate", sampling_rate)
+    if epsilon / T < 1e-300:
+        raise ValueError(_UNDERFLOW.format(epsilon=epsilon, T=T))
     classic = math.sqrt(2 * math.log(1.25 * T / delta)) * T / epsilon
     exact_basic = calibrate_noise(epsilon / T, delta / T, 1, q)
     d0 = delta / (2 * T)
     adv = lambda e0: e0 * math.sqrt(2 * T * math.log(2 / delta)) + T * e0 * math.expm1(e0) - epsilon
-    eps0 = optimize.brentq(adv, 0.0, max(epsilon, 1.0), xtol=1e-14)
+    # adv is increasing; e^700 keeps it finite; the lower end of the root keeps the split within ε
+    eps0 = optimize.brentq(adv, 0.0, min(max(epsilon, 1.0), 700.0), xtol=max(epsilon * 1e-15, 5e-324),
+                           rtol=1e-13) * (1 - 1e-12)
+    if not eps0 > 0:
+        raise ValueError(_UNDERFLOW.format(epsilon=epsilon, T=T))
     exact_adv = calibrate_noise(eps0, d0, 1, q)
     return {"classic + basic": classic, "exact + basic": exact_basic, "exact + advanced": exact_adv,
             "unified": calibrate_noise(epsilon, delta, T, q)}

@@ -185,7 +185,7 @@ def calibrate_noise(epsilon: float, delta: float, steps: int, sampling_rate: flo
     >>> gaussian_epsilon(z, 100, 1e-5) <= 1.0
     True
     """
-    epsilon = check.positive("epsilon", epsilon, allow_inf=True)
+    epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)
     steps = check.count("steps", steps)
     q = check.half_open_unit("sampling_rate", sampling_rate)
@@ -212,11 +212,16 @@ def calibrate_noise(epsilon: float, delta: float, steps: int, sampling_rate: flo
 
 def _round_up(z: float, steps: int, delta: float, q: float, epsilon: float, fallback: float | None = None, *,
               replace_one: bool = False) -> float:
-    """Nudge ``z`` up until the guarantee provably holds (never return an infeasible z)."""
-    for _ in range(40):
+    """Nudge ``z`` up until the guarantee provably holds (never return an infeasible z).
+
+    The nudges double from 1e-9 (relative): the exact curve's ε is rounded up by an absolute
+    1e-12, which for a tiny ε (say 1e-9) is a relative 1e-3 that a fixed nudge never crosses.
+    """
+    for k in range(64):
         if _gaussian_epsilon(z, steps, delta, q, replace_one) <= epsilon:
             return z
-        z *= 1 + 1e-9
+        z *= 1 + 1e-9 * 2.0**k
     if fallback is not None and _gaussian_epsilon(fallback, steps, delta, q, replace_one) <= epsilon:
         return fallback
-    raise RuntimeError("calibrate_noise did not converge")  # pragma: no cover
+    raise ValueError(f"epsilon = {epsilon!r} is too small to calibrate at delta = {delta!r} "  # pragma: no cover
+                     f"and {steps} steps: no finite noise multiplier was found")

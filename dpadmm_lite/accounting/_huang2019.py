@@ -23,8 +23,8 @@ def huang2019_sigma(epsilon, delta, *, lipschitz, local_size, rho, eta):
     delta = check.open_unit("delta", delta)
     c1 = check.positive("lipschitz", lipschitz)
     rho = check.positive("rho", rho)
-    m = np.asarray(local_size, dtype=float)
-    eta = np.asarray(eta, dtype=float)
+    m = check.real_array("local_size", local_size)
+    eta = check.real_array("eta", eta)
     if np.any(~np.isfinite(m)) or np.any(m < 1):
         raise ValueError(f"local_size must be whole numbers >= 1, got {local_size!r}")
     if np.any(np.isnan(eta)) or np.any(eta <= 0):

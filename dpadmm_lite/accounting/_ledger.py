@@ -108,7 +108,7 @@ def calibrate_ledger(events: Iterable[PrivacyEvent], epsilon: float, delta: floa
     True
     """
     events = _check_events(events)
-    epsilon = check.positive("epsilon", epsilon, allow_inf=True)
+    epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)
     rtol = check.open_unit("rtol", rtol)
     if not events:

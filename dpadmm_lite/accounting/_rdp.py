@@ -226,7 +226,7 @@ def laplace_rdp(epsilon0: float, orders=None, *, sampling_rate: float = 1.0) -> 
 
 
 def _orders(orders) -> np.ndarray:
-    a = np.atleast_1d(np.asarray(orders, dtype=float))
+    a = np.atleast_1d(check.real_array("orders", orders))
     if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1):
         raise ValueError(f"orders must be a non-empty 1-D array of Rényi orders in (1, ∞), got {orders!r}")
     return a
@@ -247,9 +247,11 @@ def rdp_to_epsilon(orders, rdp, delta: float) -> float:
     """
     delta = check.open_unit("delta", delta)
     a = _orders(orders)
-    r = np.asarray(rdp, dtype=float)
+    r = np.atleast_1d(check.real_array("rdp", rdp))
     if r.shape != a.shape:
-        raise ValueError(f"rdp must have one value per order ({a.shape}), got shape {r.shape}")
+        raise ValueError(f"rdp must have one value per entry of orders ({a.size} orders), got shape {r.shape}")
+    if np.any(np.isnan(r)) or np.any(r < 0):  # a NaN order would otherwise be skipped silently
+        raise ValueError(f"rdp must hold Rényi divergences in [0, ∞] (no NaN), got {rdp!r}")
     return float(max(0.0, np.min(_eps_per_order(a, r, delta))))
 
 

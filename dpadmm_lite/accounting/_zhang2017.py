@@ -22,21 +22,21 @@ ZHANG2017_DVP_RULES = ("proof", "algorithm", "appendix")
 
 
 def _zhang2017_nodes(name: str, value, minimum: float) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = check.real_array(name, value)
     if np.any(~np.isfinite(a)) or np.any(a < minimum):
         raise ValueError(f"{name} must be whole numbers >= {minimum:g}, got {value!r}")
     return a
 
 
 def _zhang2017_positive(name: str, value) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = check.real_array(name, value)
     if np.any(~np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"{name} must be in (0, ∞), got {value!r}")
     return a
 
 
 def _zhang2017_alpha(alpha) -> np.ndarray:
-    a = np.asarray(alpha, dtype=float)
+    a = check.real_array("alpha", alpha)
     if a.size == 0 or np.any(np.isnan(a)) or np.any(a <= 0):
         raise ValueError(f"alpha (per-iteration privacy α_p(t)) must be in (0, ∞], got {alpha!r}")
     return a
@@ -232,7 +232,7 @@ def zhang2017_total_epsilon(alpha) -> float:
     composed over the iterations by basic composition, node p's data is
     ``Σ_t α_p(t)``-DP. ``alpha`` of shape ``(T,)`` or ``(T, N)``.
     """
-    a = np.asarray(alpha, dtype=float)
+    a = check.real_array("alpha", alpha)
     if a.size == 0 or np.any(~np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"alpha must be a non-empty array of values in (0, ∞), got {alpha!r}")
     a = a.reshape(a.shape[0], -1)
