@@ -24,7 +24,14 @@ __all__ = ["make_lasso", "make_classification", "load_adult", "adult_columns", "
 
 
 # ---------------------------------------------------------------------- synthetic data
-def make_lasso(n: int, p: int, seed: int = 0, *, support: int = 8,
+def _fits(n: int, d: int, columns: str) -> None:
+    """Refuse a data set of n rows and d columns whose arrays (a few copies) would not fit in memory."""
+    name, value, other = ("n", n, d) if n >= d else (columns, d, n)
+    check.fits_in_memory(name, value, 24.0 * n * d, what=f"{n:,} rows of {d:,} features",
+                         limit=max(1, check.MEMORY_BUDGET // (24 * other)))
+
+
+def make_lasso(n: int, p: int, seed: int = 0, *, support: int | None = None,
                noise_std: float = 0.1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Synthetic sparse regression data of Cyffers et al. (2023), Appendix E.
 
@@ -39,7 +46,8 @@ def make_lasso(n: int, p: int, seed: int = 0, *, support: int = 8,
     seed
         Seed of ``numpy.random.default_rng``.
     support
-        Number of non-zero entries of the true model (8 in the paper; capped at ``p``).
+        Number of non-zero entries of the true model, in ``[1, p]`` (default: 8 as in the
+        paper, or ``p`` when ``p < 8``).
     noise_std
         Standard deviation of the label noise: the paper's N(0, 0.01) read as variance 0.01,
         i.e. ``noise_std = 0.1``.
@@ -58,13 +66,16 @@ def make_lasso(n: int, p: int, seed: int = 0, *, support: int = 8,
     """
     n = check.count("n", n)
     p = check.count("p", p)
-    support = check.count("support", support)
+    _fits(n, p, "p")
+    support = min(8, p) if support is None else check.count("support", support)
+    if support > p:
+        raise ValueError(f"support must be a whole number in [1, p = {p}] (non-zeros of the true model), got {support}")
     noise_std = check.nonnegative("noise_std", noise_std)
     rng = np.random.default_rng(check.count("seed", seed, minimum=0))
     G = rng.standard_normal((n, p))
     X = G / np.linalg.norm(G, axis=1, keepdims=True)  # uniform on the unit sphere S^{p-1}
     w_true = np.zeros(p)
-    idx = rng.choice(p, size=min(support, p), replace=False)
+    idx = rng.choice(p, size=support, replace=False)
     w_true[idx] = rng.uniform(-1.0, 1.0, size=len(idx))
     y = X @ w_true + noise_std * rng.standard_normal(n)  # b = Ax + η
     return X, y, w_true
@@ -96,6 +107,7 @@ def make_classification(n: int, d: int, seed: int = 0, *,
     """
     n = check.count("n", n)
     d = check.count("d", d)
+    _fits(n, d, "d")
     signal = check.nonnegative("signal", signal)
     rng = np.random.default_rng(check.count("seed", seed, minimum=0))
     X = rng.standard_normal((n, d)) / np.sqrt(d)
@@ -118,6 +130,8 @@ def rows_to_unit_ball(X) -> np.ndarray:
     of the logistic loss at most 1 in norm.
     """
     X = np.ascontiguousarray(check.finite_array("X", X, ndim=2))
+    if X.shape[0] < 1:
+        raise ValueError("X must have at least one row")
     return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
 
 
@@ -183,6 +197,8 @@ def split(n_samples: int, n_agents: int, *, sizes=None, seed: int = 0) -> np.nda
         :func:`dpadmm_lite.problems.make_agents`.
     """
     n_samples = check.count("n_samples", n_samples)
+    check.fits_in_memory("n_samples", n_samples, 32.0 * n_samples, what=f"an owner per sample for {n_samples:,} samples",
+                         limit=check.MEMORY_BUDGET // 32)
     n_agents = check.count("n_agents", n_agents)
     if n_agents > n_samples:
         raise ValueError(f"n_agents must be in [1, n_samples={n_samples}] so that every agent holds "

@@ -18,6 +18,8 @@ release (for ℓ2-sensitivity Δ, because ``ζ(‖x − a‖ − ‖x‖) ≤ ζ
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _validate as check
@@ -26,17 +28,31 @@ __all__ = ["gaussian", "l2_laplace", "clip", "l2_laplace_radius_mean"]
 
 
 def _shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
+    valid = "a non-empty tuple of whole numbers >= 0 (last axis = d)"
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (int(shape),)
+    if not isinstance(shape, (tuple, list)) or any(
+            isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
+        raise TypeError(f"shape must be {valid}, got {shape!r}")
     shape = tuple(int(s) for s in shape)
     if len(shape) == 0 or any(s < 0 for s in shape):
-        raise ValueError(f"shape must be a non-empty tuple of sizes >= 0 (last axis = d), got {shape!r}")
+        raise ValueError(f"shape must be {valid}, got {shape!r}")
+    size = math.prod(shape)
+    check.fits_in_memory("shape", shape, 16.0 * size, what=f"noise of {size:,} numbers")
     return shape
+
+
+def _generator(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), got {rng!r}")
+    return rng
 
 
 def _per_vector_scale(name: str, value, shape, *, allow_inf: bool) -> np.ndarray:
     """Check a noise scale and return it with a trailing axis, broadcastable to ``shape``."""
-    a = np.asarray(value, dtype=float)
+    a = check.real_array(name, value)
+    if a.dtype == bool:
+        raise TypeError(f"{name} must be a number or an array of numbers in [0, ∞], got {value!r}")
     if np.any(np.isnan(a)) or np.any(a < 0) or (not allow_inf and np.any(np.isinf(a))):
         valid = "[0, ∞]" if allow_inf else "[0, ∞)"
         raise ValueError(f"{name} must be in {valid}, got {value!r}")
@@ -76,6 +92,7 @@ def gaussian(rng: np.random.Generator, sigma, shape) -> np.ndarray:
     >>> gaussian(rng, np.array([0.0, 1.0]), (2, 3))[0]
     array([0., 0., 0.])
     """
+    rng = _generator(rng)
     shape = _shape(shape)
     s = _per_vector_scale("sigma", sigma, shape, allow_inf=False)
     if not np.any(s):
@@ -111,6 +128,7 @@ def l2_laplace(rng: np.random.Generator, zeta, shape) -> np.ndarray:
     (pure DP), whatever ``d`` is: the log density ratio at any point is
     ``ζ(‖x − q(D')‖ − ‖x − q(D)‖) ≤ ζ‖q(D) − q(D')‖ ≤ ζΔ``.
     """
+    rng = _generator(rng)
     shape = _shape(shape)
     z = _per_vector_scale("zeta", zeta, shape, allow_inf=True)
     if np.any(z == 0):
@@ -157,7 +175,7 @@ def clip(v, C) -> np.ndarray:
     Cyffers et al. (2023), Alg. 1: ``u_{k+1,i} = u_{k,i} + 2λ(Clip(x_{k+1,i} − z_{k+1}, C) + …)``;
     clipping bounds the sensitivity of the clipped term by ``2C`` (replace-one) or ``C``.
     """
-    v = np.asarray(v, dtype=float)
+    v = check.real_array("v", v)
     if v.ndim == 0:
         raise ValueError("v must have at least one axis (the vector dimension)")
     c = _per_vector_scale("C", C, v.shape, allow_inf=True)

@@ -774,6 +774,8 @@ class Agents:
 
 def make_agents(problem: Problem, owner) -> Agents:
     """Stack a problem's training data by agent; ``owner[j]`` is the agent that holds sample j."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpadmm_lite.problems.Problem, got {type(problem).__name__}")
     owner = np.asarray(owner)
     if owner.shape != (problem.n,):
         raise ValueError(f"owner must have one entry per sample ({problem.n}), got shape {owner.shape}")

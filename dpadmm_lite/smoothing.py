@@ -58,8 +58,13 @@ def _nu(nu) -> float:
         raise ValueError(f"nu (the smoothing strength ν) must be in [0, ∞), got {nu!r}") from None
 
 
-def _dimension(d) -> int:
-    return check.count("d", d)
+def _dimension(d, *, dense: bool = False) -> int:
+    """d as an int, refused (naming ``d``) when its d-vectors, or d × d matrices, would not fit in memory."""
+    d = check.count("d", d)
+    per = 40.0 * d if dense else 40.0  # a handful of temporaries
+    check.fits_in_memory("d", d, per * d, what=f"{'d × d matrices' if dense else 'vectors'} of d = {d:,}",
+                         limit=math.isqrt(check.MEMORY_BUDGET // 40) if dense else check.MEMORY_BUDGET // 40)
+    return d
 
 
 @lru_cache(maxsize=64)
@@ -103,7 +108,7 @@ def laplacian_smooth(v, nu: float) -> np.ndarray:
     7.0
     """
     nu = _nu(nu)
-    v = np.asarray(v, dtype=float)
+    v = check.real_array("v", v)
     if v.ndim == 0 or v.shape[-1] < 1:
         raise ValueError(f"v must have a last axis of length d >= 1 (the vector dimension), got shape {v.shape}")
     if nu == 0.0:
@@ -136,14 +141,14 @@ def second_difference(d: int) -> np.ndarray:
     Built as ``−2I + P + Pᵀ`` with P the cyclic shift, so the small cases are right too:
     d = 1 gives ``[0]`` and d = 2 gives ``[[−2, 2], [2, −2]]``.
     """
-    d = _dimension(d)
+    d = _dimension(d, dense=True)
     shift = np.roll(np.eye(d), 1, axis=1)
     return -2.0 * np.eye(d) + shift + shift.T
 
 
 def smoothing_matrix(d: int, nu: float) -> np.ndarray:
     """``Q_ν = I − νΔ`` as a dense d × d matrix (Liu et al. 2022, Sec. III-A)."""
-    return np.eye(_dimension(d)) - _nu(nu) * second_difference(d)
+    return np.eye(_dimension(d, dense=True)) - _nu(nu) * second_difference(d)
 
 
 def noise_variance(d: int, nu: float, sigma: float = 1.0) -> float:

@@ -176,6 +176,10 @@ def from_adjacency(adjacency, *, name: str = "custom", layout=None, params=None)
     Raises ``ValueError`` if the matrix is not square, not symmetric, not 0/1, or has
     self-loops. ``layout`` defaults to a circle.
     """
+    if not scipy.sparse.issparse(adjacency):
+        adjacency = check.real_array("adjacency", adjacency)
+        if adjacency.ndim != 2:
+            raise ValueError(f"adjacency must be a square matrix, got shape {adjacency.shape}")
     A = scipy.sparse.csr_matrix(adjacency, dtype=float)
     n = A.shape[0]
     if A.ndim != 2 or A.shape[1] != n:
@@ -235,6 +239,10 @@ def make(name: str, n_agents: int, seed: int = 0, **options) -> Topology:
     check.choice("name", name, NAMES)
     n = check.count("n_agents", n_agents, minimum=2)
     seed = check.count("seed", seed, minimum=0)
+    dense = name in ("complete", "erdos_renyi", "small_world")  # n × n pairs or adjacency
+    per_agent = 32.0 * n if dense else 128.0
+    check.fits_in_memory("n_agents", n_agents, per_agent * n, what=f"a {name!r} topology on {n:,} agents",
+                         limit=math.isqrt(check.MEMORY_BUDGET // 32) if dense else check.MEMORY_BUDGET // 128)
     allowed = {"grid": {"cols"}, "erdos_renyi": {"p"}, "small_world": {"k", "beta"}}.get(name, set())
     unknown = set(options) - allowed
     if unknown:

@@ -64,6 +64,8 @@ def epsilon_values(lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon
     """Every value the ε slider of :func:`live` over ``[lo, hi]`` can take (by default 61 values
     from 0.01 to 10), e.g. to precompute a panel's results for all of them."""
     lo, hi = math.log10(check.positive("lo", lo)), math.log10(check.positive("hi", hi))
+    if hi < lo:
+        raise ValueError(f"hi must be in [lo, ∞) = [{10.0 ** lo:g}, ∞) (the top of the ε range), got {10.0 ** hi:g}")
     steps = round((hi - lo) / EPSILON_STEP)
     return 10.0 ** (lo + EPSILON_STEP * np.arange(steps + 1))
 
