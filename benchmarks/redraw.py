@@ -11,7 +11,10 @@ No request may leave the machine (they are blocked and counted).
 Run: ``.venv/bin/python benchmarks/redraw.py [chapter.ipynb ...]`` (needs the `lab` extra:
 ``make lab`` or ``make test`` installs it). ``--full`` measures the full edition, the one ``make
 lab`` opens, with the sweeps ``make book`` cached in ``_build/cache/full`` (without them Run All
-recomputes every sweep first). Timings on a shared machine vary with its load, which is printed.
+recomputes every sweep first: the run says so, and uses a cache of its own so that it does not
+write into make book's). Timings on a shared machine vary with its load, which is printed before
+and after each chapter. A move "recomputes" when the panel's status line says "computed in … ms"
+(a setting seen before is redrawn from the panel's cache); the summary gives both.
 """
 
 from __future__ import annotations
@@ -62,6 +65,11 @@ def measure(server, browser, name: str, *, timeout: float = 300) -> list[tuple]:
     return rows
 
 
+def _load() -> str:
+    """The machine's load averages over 1, 5 and 15 minutes (as `uptime` prints them)."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="notebook names (default: every TOC chapter with a live panel)")
@@ -71,28 +79,36 @@ def main(argv=None) -> int:
     names = args.chapters or [p.name for p in lab_session.live_notebooks()]
     from playwright.sync_api import sync_playwright
 
-    print(f"{mode} edition; machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings vary with it)")
+    print(f"{mode} edition; machine load: {_load()} on {os.cpu_count()} cores (timings vary with it)")
+    cache = ROOT / "_build" / "cache" / mode
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
-        server = lab_session.LabServer(Path(tmp), fast=not args.full, cache=ROOT / "_build" / "cache" / mode)
+        if not cache.is_dir():
+            print(f"no sweep cache in {cache.relative_to(ROOT)} (run `make book` first): Run All computes the sweeps "
+                  "before the panels, into a cache of this run's own")
+            cache = Path(tmp) / "cache"
+        server = lab_session.LabServer(Path(tmp), fast=not args.full, cache=cache)
         browser = p.chromium.launch(executable_path=lab_session.chromium_path(), args=lab_session.CHROMIUM_ARGS)
         try:
             for name in names:
+                load = _load()
                 try:
                     rows = measure(server, browser, name, timeout=1800 if args.full else 300)
                 except Exception as exc:  # report it, measure the other chapters
                     failed.append(name)
                     print(f"\n{name}: FAILED — {str(exc).splitlines()[0][:300]}")
                     continue
-                print(f"\n{name}")
+                print(f"\n{name} (load before: {load}; after: {_load()})", flush=True)
                 for setting, control, ms, kind, compute in rows:
                     target = DEFAULT_TARGET_MS if setting == "default" else LARGEST_TARGET_MS
                     of = f"(compute {compute:.0f} ms)" if compute is not None else ""
                     print(f"  {setting:<8} {control:<48} {ms:7.0f} ms {of:<20} {kind:<5} {'ok' if ms <= target else 'over'}")
                 for setting in ("default", "largest"):
-                    times = [row[2] for row in rows if row[0] == setting]
-                    if times:
-                        print(f"  {setting}: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms")
+                    for what, keep in (("all moves", lambda row: True), ("recomputing", lambda row: row[4] is not None)):
+                        times = [row[2] for row in rows if row[0] == setting and keep(row)]
+                        if times:
+                            print(f"  {setting:<8} {what:<12} {len(times):3d} moves: median {statistics.median(times):5.0f} ms, "
+                                  f"max {max(times):5.0f} ms")
         finally:
             browser.close()
             server.stop()
