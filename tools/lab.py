@@ -405,7 +405,7 @@ def main(argv=None) -> int:
     print(f"JupyterLab edition of {len(written)} chapters in {EDITION / 'book'} (edit the chapters in book/)")
     if args.no_open:
         return 0
-    env = lab_environment()
+    env = lab_environment(EDITION)
     env.setdefault("DPADMM_CACHE", str(BUILD / "cache" / "full"))  # make book's sweeps
     return subprocess.call(lab_command(EDITION / "book"), cwd=EDITION, env=env)
 
