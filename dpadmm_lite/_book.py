@@ -14,6 +14,11 @@ widget view that JupyterLab draws with the Vega bundle the kernel ships; the boo
 widget and keeps the spec), and the output types and glue capture (:mod:`dpadmm_lite._outputs`).
 Their names stay importable from here. ``viz`` never imports this module
 (``tests/test_layout.py``).
+
+It is also a Sphinx extension (``_config.yml``, :func:`setup`): a page loads the chart scripts
+(Vega, the readouts, the drawing script) only if it has a chart, and the theme's CSS keeps the
+rules of the icons the site uses only (the icon font draws them; the theme's 1.5 MB Font
+Awesome script is left out by ``site_static/_templates/layout.html``).
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
+from pathlib import Path
 
 from ._outputs import GLUED, VEGALITE_MIMES, WIDGET_MIME, capture_glue, glued
 
-__all__ = ["VegaLiteRenderer", "chart_html", "glued", "GLUED", "VEGALITE_MIMES", "WIDGET_MIME", "capture_glue"]
+__all__ = ["VegaLiteRenderer", "chart_html", "chart_name", "chart_description", "compact_datasets", "setup",
+           "glued", "GLUED", "VEGALITE_MIMES", "WIDGET_MIME", "capture_glue"]
 
 
 def __getattr__(name: str):
@@ -38,18 +46,163 @@ def __getattr__(name: str):
 
 
 def chart_html(spec: dict, where: str = "") -> str:
-    """The HTML the site gets for one chart: an empty div and its spec as inert JSON.
+    """The HTML the site gets for one chart: an empty div, its spec as inert JSON, and a short
+    description of what it shows for screen readers.
 
-    ``where`` (cell and output index) keeps ids unique when a page shows one chart twice.
+    The div carries the chart's name (``data-name``: Vega-Lite's ``description``, which Vega makes
+    the chart's accessible name when ``site_static/dpadmm-charts.js`` draws it) and points at the
+    description (``aria-describedby``). ``where`` (cell and output index) keeps ids unique when a
+    page shows one chart twice.
     """
     text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
     chart_id = "vega-" + hashlib.sha1((where + text).encode()).hexdigest()[:12]
-    payload = text.replace("</", "<\\/")  # a spec can never close the script element
+    compact = json.dumps(compact_datasets(spec), sort_keys=True, separators=(",", ":"))
+    payload = compact.replace("</", "<\\/")  # a spec can never close the script element
+    chart_id = html.escape(chart_id)
     return (
-        f'<div class="dpadmm-vega" id="{html.escape(chart_id)}"></div>\n'
-        f'<script type="application/json" class="dpadmm-vega-spec" data-target="{html.escape(chart_id)}">'
+        f'<div class="dpadmm-vega" id="{chart_id}" data-name="{html.escape(chart_name(spec))}" '
+        f'aria-describedby="{chart_id}-description"></div>\n'
+        f'<script type="application/json" class="dpadmm-vega-spec" data-target="{chart_id}">'
         f"{payload}</script>\n"
+        f'<p class="dpadmm-vega-description" id="{chart_id}-description">{html.escape(chart_description(spec))}</p>\n'
     )
+
+
+# ------------------------------------------------------------------ chart data, written compactly
+#: The least rows a dataset needs before :func:`compact_datasets` writes it by columns.
+COMPACT_ROWS = 20
+
+
+def _columns(rows: list) -> dict | None:
+    """``rows`` (dicts with the same keys) by column: ``{"dpadmm_rows": n, "dpadmm_columns": [...]}``,
+    each column ``[key, values]``, or ``[key, codes, strings]`` when it holds strings only (each
+    row's string is ``strings[code]``). ``None`` if the rows are not all flat dicts with one set of keys."""
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        return None
+    keys = list(rows[0])
+    if any(list(r) != keys for r in rows) or any(isinstance(v, (dict, list)) for r in rows for v in r.values()):
+        return None
+    columns = []
+    for key in keys:
+        values = [r[key] for r in rows]
+        if all(isinstance(v, str) for v in values):
+            strings = list(dict.fromkeys(values))
+            code = {text: i for i, text in enumerate(strings)}
+            columns.append([key, [code[v] for v in values], strings])
+        else:
+            columns.append([key, values])
+    return {"dpadmm_rows": len(rows), "dpadmm_columns": columns}
+
+
+def compact_datasets(spec: dict) -> dict:
+    """The spec with each large named dataset (Altair's ``datasets``) written by columns, its
+    repeated keys and strings once (a page's charts shrink to about a third); the site's
+    ``dpadmm-charts.js`` turns it back into the same rows before Vega-Lite sees it. Lossless:
+    a dataset that would not come back the same stays as it is."""
+    datasets = spec.get("datasets")
+    if not isinstance(datasets, dict):
+        return spec
+    out = {}
+    for name, rows in datasets.items():
+        columns = _columns(rows) if isinstance(rows, list) and len(rows) >= COMPACT_ROWS else None
+        out[name] = columns if columns is not None and _rows(columns) == rows else rows
+    return {**spec, "datasets": out}
+
+
+def _rows(columns: dict) -> list[dict]:
+    """What ``dpadmm-charts.js`` makes of :func:`_columns`' output: the rows again."""
+    n, cols = columns["dpadmm_rows"], columns["dpadmm_columns"]
+    return [{c[0]: (c[2][c[1][i]] if len(c) == 3 else c[1][i]) for c in cols} for i in range(n)]
+
+
+# ------------------------------------------------------------------- what a chart shows, in words
+def _text(title) -> str:
+    """A Vega-Lite title (a string, lines, or ``{"text": …}``) as one line."""
+    if isinstance(title, dict):
+        title = title.get("text")
+    if isinstance(title, (list, tuple)):
+        return " ".join(_text(t) for t in title if t).strip()
+    return str(title).strip() if title else ""
+
+
+def _views(spec: dict, encoding: dict | None = None):
+    """Every view of a spec, depth first, with the encoding it inherits from the layers above:
+    ``(view, encoding)``."""
+    encoding = {**(encoding or {}), **spec.get("encoding", {})}
+    yield spec, encoding
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in spec.get(key, []):
+            yield from _views(child, encoding if key == "layer" else None)
+    if isinstance(spec.get("spec"), dict):
+        yield from _views(spec["spec"], None)
+
+
+def _channel(encoding: dict, name: str) -> str:
+    """What an encoding channel shows: its title (or field), with "(log scale)"."""
+    channel = encoding.get(name)
+    if not isinstance(channel, dict):
+        return ""
+    axis = channel.get("axis") if isinstance(channel.get("axis"), dict) else {}
+    label = _text(channel.get("title")) or _text(axis.get("title")) or str(channel.get("field") or "")
+    scale = channel.get("scale") if isinstance(channel.get("scale"), dict) else {}
+    return f"{label} (log scale)" if label and scale.get("type") == "log" else label
+
+
+def chart_name(spec: dict) -> str:
+    """The chart's name for screen readers: its title, else its panels' titles, else "y against x"."""
+    titles = [_text(view.get("title")) for view, _ in _views(spec)]
+    titles = list(dict.fromkeys(t for t in titles if t))
+    if titles:
+        return titles[0] if _text(spec.get("title")) else " / ".join(titles[:3])
+    for _, encoding in _views(spec):
+        x, y = _channel(encoding, "x"), _channel(encoding, "y")
+        if x and y:
+            return f"{y} against {x}"
+    return "Chart"
+
+
+#: How the description names each kind of mark (text marks are labels, not data).
+_MARKS = {"line": "lines", "area": "shaded bands", "point": "points", "circle": "points", "square": "points",
+          "bar": "bars", "rule": "reference lines", "tick": "ticks", "rect": "cells", "trail": "lines"}
+
+
+def chart_description(spec: dict) -> str:
+    """One or two sentences on what a chart shows: its marks, axes, colours, panels and controls,
+    e.g. "Lines and shaded bands: final objective (log scale) against ρ (log scale), one colour per
+    algorithm, in 2 panels. Controls: slider ρ, drop-down calibration." """
+    views = list(_views(spec))
+    marks = []
+    for view, _ in views:
+        mark = view.get("mark")
+        mark = mark.get("type") if isinstance(mark, dict) else mark
+        if mark in _MARKS and _MARKS[mark] not in marks:
+            marks.append(_MARKS[mark])
+    kind = " and ".join(marks[:3]).capitalize() if marks else "Chart"
+    words = []
+    for _, encoding in views:
+        x, y = _channel(encoding, "x"), _channel(encoding, "y")
+        if x and y:
+            words.append(f"{y} against {x}")
+            colour = _channel(encoding, "color") or _channel(encoding, "strokeDash")
+            if colour:
+                words.append(f"one colour per {colour}")
+            break
+    panels = sum(len(view.get(key, [])) for view, _ in views[:1] for key in ("hconcat", "vconcat", "concat"))
+    facet = spec.get("facet")
+    if isinstance(facet, dict):
+        by = next((facet[k] for k in ("column", "row") if isinstance(facet.get(k), dict)), facet)
+        words.append(f"one panel per {_text(by.get('title')) or by.get('field', 'value')}")
+    elif panels > 1:
+        words.append(f"in {panels} panels")
+    controls = []
+    for param in spec.get("params", []):
+        bind = param.get("bind")
+        if isinstance(bind, dict) and bind.get("input"):
+            kind_of = {"range": "slider", "select": "drop-down", "radio": "choice", "checkbox": "switch"}.get(
+                bind["input"], bind["input"])
+            controls.append(f"{kind_of} {bind.get('name') or param.get('name')}".strip())
+    text = f"{kind}: {', '.join(words)}." if words else f"{kind}."
+    return text + (f" Controls: {', '.join(controls)}." if controls else "")
 
 
 class VegaLiteRenderer:
@@ -65,3 +218,68 @@ class VegaLiteRenderer:
 
         spec = data.content if isinstance(data.content, dict) else json.loads(data.string)
         return [nodes.raw("", chart_html(spec), format="html", classes=["output", "vega-lite"])]
+
+
+# ----------------------------------------------------------------------------- Sphinx extension
+#: What a page with a chart loads (site_static/, served as _static/): Vega with Vega-Lite and
+#: vega-embed, the slider readouts, and the script that draws the charts. Other pages load none.
+CHART_SCRIPTS = ("vendor/vega-bundle.js", "vendor/dpadmm-readouts.js", "dpadmm-charts.js")
+
+
+def _page_context(app, pagename, templatename, context, doctree) -> None:
+    """html-page-context: the chart scripts, on this page only, if it has a chart; the
+    bibliography's entries as list items of its list (sphinxcontrib-bibtex gives them the
+    deprecated role doc-biblioentry, which leaves its role="list" without items for screen readers)."""
+    body = context.get("body") or ""
+    if 'class="dpadmm-vega-spec"' in body:
+        for name in CHART_SCRIPTS:
+            app.builder.add_js_file(name, defer="defer")
+    if 'role="doc-biblioentry"' in body:
+        context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+#: One icon rule of Font Awesome's CSS (``.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}``).
+_ICON_RULE = re.compile(r'(?:\.fa-[a-z0-9-]+:before,?)+\{content:"[^"]*"\}')
+#: A Font Awesome class name in a page or a script.
+_ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+
+
+def icons_used(outdir: Path) -> set[str]:
+    """The Font Awesome class names (``fa-bars``) the built pages and the theme's scripts use
+    (not Font Awesome's own script, which names them all)."""
+    used: set[str] = set()
+    pages = [p for p in outdir.rglob("*.html") if "_static" not in p.relative_to(outdir).parts]
+    scripts = [p for p in outdir.glob("_static/**/*.js") if p.name != "fontawesome.js"]
+    for path in [*pages, *scripts]:
+        used.update(_ICON_CLASS.findall(path.read_text(errors="replace")))
+    return used
+
+
+def trim_icon_css(css: str, used: set[str]) -> str:
+    """Font Awesome's CSS with only the icon rules whose class names are ``used`` (it has ~1,900)."""
+
+    def keep(rule: re.Match) -> str:
+        names = set(re.findall(r"\.(fa-[a-z0-9-]+):before", rule.group(0)))
+        return rule.group(0) if names & used else ""
+
+    return _ICON_RULE.sub(keep, css)
+
+
+def _only_the_icons_used(app, exception) -> None:
+    """build-finished: the theme's CSS keeps only the icon rules of the icons the pages use (its
+    Font Awesome script, which would draw them as SVG, is left out of the page by the site's
+    ``site_static/_templates/layout.html``; the icon font draws them)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    css = outdir / "_static" / "styles" / "pydata-sphinx-theme.css"
+    if css.exists():
+        css.write_text(trim_icon_css(css.read_text(), icons_used(outdir)))
+
+
+def setup(app) -> dict:
+    """Sphinx extension (listed in ``_config.yml``): chart scripts only where there are charts,
+    only the icons the site uses, bibliography entries as list items."""
+    app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _only_the_icons_used)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -172,6 +172,13 @@ def stage_sources(stage: Path = STAGE) -> None:
     write_instructor_notes(stage)  # generated from the staged chapters
 
 
+#: The parts of MathJax's es5 directory the site serves: the loader, the core, TeX input with its
+#: extensions (each loaded only by a page that uses it), HTML-CSS output with the TeX font, and
+#: the hidden MathML that screen readers read.
+MATHJAX_PARTS = ("startup.js", "core.js", "input/tex-base.js", "input/tex/extensions", "output/chtml.js",
+                 "output/chtml/fonts/tex.js", "output/chtml/fonts/woff-v2", "a11y/assistive-mml.js")
+
+
 def vendor_javascript(target: Path) -> None:
     """Put Vega (+Vega-Lite, vega-embed) and MathJax into the site's own static files."""
     import altair
@@ -185,10 +192,16 @@ def vendor_javascript(target: Path) -> None:
     )
     # An IIFE keeps the bundle's top-level names out of the page's global scope.
     (target / "vega-bundle.js").write_text(f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n(function () {{\n{bundle}\n}})();\n")
+    # MathJax as components (the loader loads what _config.yml's mathjax3_config names, autoload
+    # any other TeX package on the page that uses it): no combined build, no menu.
     es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
     mj = target / "mathjax"
-    mj.mkdir(exist_ok=True)
-    shutil.copy2(es5 / "tex-chtml-full.js", mj / "tex-chtml-full.js")
-    shutil.copytree(es5 / "output" / "chtml" / "fonts", mj / "output" / "chtml" / "fonts", dirs_exist_ok=True)
+    for part in MATHJAX_PARTS:
+        source, copy = es5 / part, mj / part
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, copy, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, copy)
     # Slider readouts that show grid values: one file for the site and the JupyterLab chart widget.
     shutil.copy2(ROOT / "dpadmm_lite" / "viz" / "js" / "readouts.js", target / "dpadmm-readouts.js")
