@@ -27,6 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import reuse
 from .progress import Progress, previous_seconds
 from .site import build_site
 from .stage import CELL_TIMEOUT, NotebookRun, execute_notebook, execution_stage, results_dir, stage_sources
@@ -48,11 +49,13 @@ class BuildResult:
         return self.site_ok and all(n.ok for n in self.notebooks)
 
 
-def build(mode: str, *, jobs: int = 2, out: Path | None = None) -> BuildResult:
+def build(mode: str, *, jobs: int = 2, out: Path | None = None, fresh: bool = False) -> BuildResult:
     """Execute every notebook of the TOC with papermill in ``mode`` and build ``<out>/html``.
 
     ``out`` defaults to ``_build`` (the published book, ``_build/html``); the test suite passes
-    ``TEST_OUT``.
+    ``TEST_OUT``. A notebook whose inputs did not change since it last executed successfully in
+    this ``out`` and ``mode`` is not executed again: its kept execution is reused
+    (:mod:`.reuse`); ``fresh=True`` executes every notebook.
     """
     if mode not in CELL_TIMEOUT:
         raise ValueError(f"mode must be one of {sorted(CELL_TIMEOUT)}, got {mode!r}")
@@ -87,9 +90,20 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None) -> BuildResult:
                 # the longest notebooks first (by the last build's times), so none starts last and runs alone
                 batch = sorted((i for i, s in enumerate(stages) if s == stage),
                                key=lambda i: -expected.get(paths[i], 0.0))
-                done = pool.map(execute_notebook, [notebooks[i] for i in batch], [targets[i] for i in batch],
-                                [mode] * len(batch), [reports] * len(batch), [logs[i] for i in batch])
-                runs.update(zip(batch, done))
+                # a later stage reads the claim records of the earlier ones: they are its inputs too
+                keys = {i: reuse.fingerprint(notebooks[i], mode, results if stage > 0 else None) for i in batch}
+                for i in batch if not fresh else ():
+                    seconds = reuse.restore(out, mode, notebooks[i], keys[i], targets[i], results)
+                    if seconds is not None:
+                        runs[i] = NotebookRun(paths[i], True, seconds, reused=True)
+                        reports.put((paths[i], "reused"))
+                todo = [i for i in batch if i not in runs]
+                done = pool.map(execute_notebook, [notebooks[i] for i in todo], [targets[i] for i in todo],
+                                [mode] * len(todo), [reports] * len(todo), [logs[i] for i in todo])
+                for i, run in zip(todo, done):
+                    runs[i] = run
+                    if run.ok:
+                        reuse.store(out, mode, notebooks[i], keys[i], targets[i], results, run.seconds)
     finally:
         reports.put(None)
         reader.join(timeout=5)
@@ -100,7 +114,8 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None) -> BuildResult:
             os.environ["DPADMM_RESULTS_DIR"] = previous_results
     result.notebooks = [runs[i] for i in range(len(notebooks))]
     for run, log in zip(result.notebooks, logs):
-        print(f"[{'ok' if run.ok else 'FAILED'}] {run.path} ({run.seconds:.1f} s) {run.error}", flush=True)
+        took = f"reused: executed in {run.seconds:.1f} s before" if run.reused else f"{run.seconds:.1f} s"
+        print(f"[{'ok' if run.ok else 'FAILED'}] {run.path} ({took}) {run.error}", flush=True)
         if not run.ok and log.exists():
             print(f"  the kernel's messages: {log}", flush=True)
     if all(n.ok for n in result.notebooks):
@@ -121,8 +136,9 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", choices=sorted(CELL_TIMEOUT), default="full")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
     parser.add_argument("--out", type=Path, default=BUILD, help="build into OUT/stage and OUT/html (default _build)")
+    parser.add_argument("--fresh", action="store_true", help="execute every notebook (reuse no kept execution)")
     args = parser.parse_args(argv)
-    result = build(args.mode, jobs=args.jobs, out=args.out)
+    result = build(args.mode, jobs=args.jobs, out=args.out, fresh=args.fresh)
     if not result.site_ok:
         print(result.site_log[-20000:])
     print(f"{'built' if result.ok else 'FAILED'}: {len(result.notebooks)} notebooks, {result.seconds:.0f} s"

@@ -130,6 +130,9 @@ class Progress:
             chapter.cells = (int(values[0]), int(values[1]))
             if now - self._last_line < self.every:
                 return
+        elif kind == "reused":  # nothing it reads changed since it last executed (bookbuild.reuse)
+            chapter.started = chapter.finished = now
+            self.print_fn(f"reused {self.name(path)}: nothing it reads changed since it last executed", flush=True)
         elif kind == "end":
             chapter.finished = now
             ok = values[0] if values else True

@@ -53,6 +53,7 @@ class NotebookRun:
     ok: bool
     seconds: float
     error: str = ""
+    reused: bool = False  # a kept execution was reused (:mod:`.reuse`); ``seconds`` is the one it took
 
 
 def execute_notebook(source: Path, target: Path, mode: str, progress=None, log: Path | None = None) -> NotebookRun:
