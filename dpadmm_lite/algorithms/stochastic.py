@@ -48,25 +48,27 @@ Where this module departs from the paper, and why:
 * **Minibatches are Poisson samples** (each record independently with probability
   ``q = b/n``, the gradient sum divided by the *expected* size b), because that is the sampling
   the book's accountant analyses; the paper draws b records without replacement.
-* **Replace-one neighbours under sampling.** The accountant's sampled-Gaussian analysis is the
-  add/remove one. One record contributes a vector of norm ≤ ``c_rec`` to the minibatch sum
-  (``c_rec = feature_bound`` for the logistic loss); a *replaced* record can move it by
-  ``2c_rec``. The ledger records the sampled events with sensitivity ``2c_rec/b`` — the add/remove
-  analysis of a record twice as large, which bounds the replace-one pair
-  ``((1−q)N(0, σ²) + qN(−c_rec/b, σ²), (1−q)N(0, σ²) + qN(c_rec/b, σ²))`` from above
-  (checked against dp-accounting's exact replace-one analysis in ``tests/test_liu.py``: never
-  below it; up to about 2.5 times it when σ is at least twice the per-record bound, as in the
-  book's calibrated runs, and far more with little noise). At ``q = 1`` it is exact. The
-  accountant has no replace-one analysis of Poisson sampling yet; when it gets one, only the
-  ledger's events change.
+* **Replace-one neighbours under sampling.** One record contributes a vector of norm
+  ≤ ``c_rec`` to the minibatch sum (``c_rec = feature_bound`` for the logistic loss, the SVRG
+  difference included); a *replaced* record can move it by ``2c_rec``. The ledger records each
+  sampled release as ``PrivacyEvent(neighbours="replace_one")`` with the per-record bound
+  ``c_rec/b``: the accountant analyses the exact replace-one pair of Poisson sampling,
+  ``((1−q)N(0, σ²) + qN(c_rec/b, σ²), (1−q)N(0, σ²) + qN(−c_rec/b, σ²))`` (checked against
+  dp-accounting's REPLACE_ONE analysis in ``tests/test_liu.py``). Recording the release as
+  add/remove with ``2c_rec/b``, as the library did before, is sound but asks for up to a third
+  more noise at the book's settings. At ``q = 1`` both are the Gaussian with sensitivity ``2c_rec/b``.
 * **The SVRG snapshot gradient** ``p̃ = ∇f(x̃^{s−1})`` enters every inner step of DP-VRADMM
   without noise in Algorithm 1 — it is computed from all the data, so no noise added later can
   protect it. Here it is released once per epoch with its own Gaussian noise
   (``p̂ = p̃ + N(0, σ_p²I)``, replace-one sensitivity ``2c/n``, recorded in the ledger), and the
   inner steps use ``p̂``. The default ``σ_p = σ/√m`` makes the snapshot's error, which is
   shared by the m inner steps of an epoch, about as large as the averaged error of their m
-  fresh noises. ``private_snapshot=False`` runs Algorithm 1 as printed; its trace then says
-  "not private".
+  fresh noises. ``private_snapshot=False`` runs Algorithm 1 as printed. That is private too —
+  the m releases of an epoch show ``p̃`` with noise ``σ/√m`` — but at a larger ε than its
+  minibatch ledger says, because ``p̃``'s sensitivity ``2c/n`` is not shrunk by sampling: the
+  general convex trace reports the ε of a split of each release's noise between ``p̃`` and the
+  minibatch term (:func:`dpadmm_lite.accounting.liu2022_printed_epsilon`); the strongly convex
+  one, whose dual restart also uses the exact ``p̃``, says "not covered".
 * **The strongly convex dual restart** ``λ₀^{s+1} = −(1/β)(Aᵀ)^†∇f(x̃^s)`` uses the exact full
   gradient at ``x̃^s`` — the next epoch's snapshot point, so ``p̂`` of that epoch is used: no
   extra release.
@@ -468,14 +470,14 @@ def noise_scale(problem, s: Settings, *, epsilon: float, delta: float, iteration
         return 0.0, 0.0, [], NO_PRIVACY
     n, b, q = problem.n, s.batch_size, s.sampling_rate
     steps = iterations * s.inner if vr else iterations
-    sens = 2.0 * s.record_bound / b  # replace-one: one record's term moves by ≤ 2·record_bound (÷ b)
+    sens = s.record_bound / b  # per-record bound C of the minibatch term: a replaced record moves it by ≤ 2C
     snap_sens = 2.0 * s.snapshot_bound / n  # replace-one, full data
     what = "noisy minibatch SVRG gradient (inner steps)" if vr else "noisy minibatch gradient"
 
     def ledger_at(sigma):
-        events = [PrivacyEvent("gaussian", sens, sigma, count=steps, sampling_rate=q,
-                               note=f"{what}; Poisson sampling q = b/n, replace-one as add/remove with 2× the "
-                                    "per-record bound")]
+        events = [PrivacyEvent("gaussian", sens, sigma, count=steps, sampling_rate=q, neighbours="replace_one",
+                               note=f"{what}; Poisson sampling q = b/n, exact replace-one pair (per-record bound "
+                                    "C = c/b)")]
         if vr and private_snapshot:
             events.append(PrivacyEvent("gaussian", snap_sens, snapshot_noise * sigma, count=iterations,
                                        note="noisy snapshot gradient p̂ = ∇f(x̃) + N(0, σ_p²I), once per epoch"))
@@ -679,10 +681,30 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
                     **({"inner": s.inner, "private_snapshot": bool(private_snapshot)} if vr
                        else {"record_every": record_every})})
     if ledger and vr and not private_snapshot:  # Algorithm 1 as printed: the snapshot gradient is exact
-        trace = replace(trace, privacy=trace.privacy.not_covered(
-            "not private: Algorithm 1 as printed — the snapshot gradient p̃ = ∇f(x̃) enters every inner step "
-            "without noise (private_snapshot=False)"))
+        trace = replace(trace, privacy=_printed_privacy(problem, s, trace.privacy, sigma=sigma, delta=delta,
+                                                        epochs=iterations))
     return trace
+
+
+def _printed_privacy(problem, s: Settings, ledger_privacy: PrivacyGuarantee, *, sigma, delta, epochs):
+    """The guarantee of Algorithm 1 as printed (``private_snapshot=False``): the exact snapshot gradient p̃
+    enters every inner release, with its sensitivity 2c/n unshrunk by sampling."""
+    from ..accounting._liu2022 import liu2022_printed_epsilon
+
+    if s.convexity == "strong":
+        return ledger_privacy.not_covered(
+            "Algorithm 1 as printed, strongly convex — the dual restart λ₀ = −(1/β)(Aᵀ)^†p̃ uses the exact snapshot "
+            "gradient p̃ = ∇f(x̃), outside the ledger (private_snapshot=False)")
+    eps = liu2022_printed_epsilon(sigma, delta, n=problem.n, batch_size=s.batch_size, epochs=epochs,
+                                  inner=s.inner, lipschitz=s.snapshot_bound, difference_bound=s.record_bound)
+    printed = PrivacyGuarantee(eps, delta, "unified accountant: Algorithm 1 as printed, noise split", statement=(
+        f"each of the {epochs * s.inner} inner releases carries the exact snapshot gradient p̃ (sensitivity "
+        f"2c/n = {2 * s.snapshot_bound / problem.n:.3g}, not shrunk by sampling) and a minibatch term (per-record "
+        f"bound c/b = {s.record_bound / s.batch_size:.3g}, q = {s.sampling_rate:.4g}): the noise σ = {sigma:.4g} "
+        f"split between them, best split; the minibatch ledger alone would say ε = {ledger_privacy.epsilon:.4g}"))
+    if not ledger_privacy.covered:  # something else (a data-dependent graph) voids it anyway
+        return printed.not_covered(ledger_privacy.reason)
+    return printed
 
 
 def _require_no_noise(name: str, epsilon: float, private_twin: str) -> None:
@@ -731,7 +753,8 @@ _COMMON_DOC = """
         θ of Theorem 2 (default ½) and the unknown constant c₂ of Theorem 1 (default 80).
     private_snapshot, snapshot_noise
         DP-VRADMM only: release the snapshot gradient with noise (default True; False is
-        Algorithm 1 as printed, not private) and its noise as a fraction of σ (default 1/√m).
+        Algorithm 1 as printed, whose ε the trace computes by splitting each release's noise —
+        general convex only) and its noise as a fraction of σ (default 1/√m).
     record_every
         DP-SADMM only: evaluate the released model after steps k, 2k, …, T only (default 1: every
         step). Evaluating thousands of averaged iterates on the whole dataset costs more than
