@@ -19,13 +19,14 @@ import inspect
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Callable
 
 from . import _validate as check
 from . import labels as _labels
 from .trace import Trace
+
+if TYPE_CHECKING:  # pandas only for algorithm_table(), imported there (a live re-run needs none)
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,8 @@ def algorithms() -> AlgorithmNames:
 
 def algorithm_table() -> pd.DataFrame:
     """Every registered algorithm as a table indexed by name: paper, private, setting, tasks, description."""
+    import pandas as pd  # lazily: a live re-run in the browser needs no pandas
+
     _load_all()
     columns = ["name", "paper", "private", "setting", "tasks", "description"]
     rows = [

@@ -21,13 +21,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import scipy.sparse
 import scipy.sparse.csgraph
 
 from . import _validate as check
+
+if TYPE_CHECKING:  # pandas only for draw_frame(), imported there (a live re-run needs none)
+    import pandas as pd
 
 __all__ = ["Topology", "make", "NAMES", "LABELS", "label", "from_adjacency"]
 
@@ -149,6 +152,8 @@ class Topology:
             One row per edge: ``source``, ``target``, ``x``, ``y`` (source position), ``x2``,
             ``y2`` (target position) — ready for an Altair ``mark_rule``.
         """
+        import pandas as pd  # lazily: a live re-run in the browser needs no pandas
+
         xy = self.layout
         nodes = pd.DataFrame({"agent": np.arange(self.n_agents), "x": xy[:, 0], "y": xy[:, 1],
                               "degree": self.degrees})

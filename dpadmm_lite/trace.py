@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .accounting import ledger_guarantee
 from .privacy import MECHANISMS, NO_PRIVACY, PrivacyEvent, PrivacyGuarantee  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:  # pandas only for to_frame(), imported there (a live re-run needs none)
+    import pandas as pd
 
 
 @dataclass
@@ -91,6 +93,8 @@ class Trace:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy long frame: one row per (iteration, metric), for Altair charts."""
+        import pandas as pd  # lazily: a live re-run in the browser needs no pandas
+
         frames = [
             pd.DataFrame({"iteration": np.arange(1, len(v) + 1), "metric": k, "value": np.asarray(v, float)})
             for k, v in self.series().items()
