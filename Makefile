@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: book test check-book student lab bench chromium node-tools publish clean clean-cache mutation
+.PHONY: book test check-book student lab bench chromium node-tools live-npm publish clean clean-cache mutation
 
 # uv (pinned, from PyPI) installs the same pinned packages as pip, about 4x faster on a fresh machine
 # (22 s against 83 s here, measured with empty caches); pip stays in the virtualenv.
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	$(UV) -e ".[book,dev]"
 	touch $@
 
-book: $(STAMP)
+book: $(STAMP) live-npm
 	$(BIN)/python tools/build_book.py --mode full
 
 # The student edition (README, "Teaching with the book"): the book without solutions, in
@@ -34,7 +34,7 @@ $(LAB_STAMP): $(STAMP)
 	touch $@
 
 # The tests build the fast book into _build/test (never over the full book in _build/html).
-test: $(LAB_STAMP) chromium node-tools
+test: $(LAB_STAMP) chromium node-tools live-npm
 	$(BIN)/python -m pytest
 
 # The site tests on the full-mode book that `make book` built in _build/html (no fast build).
@@ -52,6 +52,17 @@ $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
 	  echo "installing Debian's nodejs and npm for the test tools"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Pyodide's core and official lock for the site's "Run live" panels (tools/bookbuild/live.py, which
+# also fetches and verifies the WebAssembly wheels), at the versions of tools/live-npm/package-lock.json.
+LIVE_NPM_STAMP := tools/live-npm/node_modules/.package-lock.json
+live-npm: $(LIVE_NPM_STAMP)
+$(LIVE_NPM_STAMP): tools/live-npm/package.json tools/live-npm/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "installing Debian's nodejs and npm for Pyodide's core"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	npm ci --prefix tools/live-npm --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Publish the book that `make book` built to the gh-pages branch of `origin` (GitHub Pages), as

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import live
 from .toc import HTML, ROOT, STAGE
 
 
@@ -21,5 +22,9 @@ def build_site(mode: str, stage: Path = STAGE, html: Path = HTML) -> tuple[bool,
     built = stage / "_build" / "html"
     if proc.returncode == 0 and built.exists():
         shutil.copytree(built, html)
+        try:  # the "Run live" panels' Python in WebAssembly, verified against Pyodide's lock (live.py)
+            live.install(html)
+        except (live.LiveBuildError, subprocess.CalledProcessError) as err:
+            return False, log + f"\nthe live panels' files could not be installed: {err}"
         return True, log
     return False, log

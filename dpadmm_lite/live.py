@@ -1,0 +1,110 @@
+"""The live panels of the published site: what a "Run live" button re-runs in the reader's browser.
+
+The site's "Run live" panels (``site_static/live/``) run Python in WebAssembly (Pyodide) in a
+Web Worker, and the worker calls this module — the library itself, not a JavaScript port::
+
+    from dpadmm_lite import live
+    live.run_panel("admm", {"rho": 0.03, "topology": "ring", "n_agents": 10, "iterations": 60})
+
+Each panel is a pure function of its control values that returns the rows of the chapter's static
+chart (same fields, so the page draws them with that chart's own Vega-Lite spec) and the run's
+summary line (privacy included). :data:`PANELS` describes each panel's controls for the page;
+``tools/bookbuild/live.py`` writes it into the site. Only numpy and scipy are needed here: no
+pandas, no Altair, no widgets.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from . import datasets, problems, topology
+from .registry import run
+
+__all__ = ["PANELS", "admm_consensus", "run_panel"]
+
+
+@functools.lru_cache(maxsize=1)
+def _admm_problem() -> problems.Problem:
+    """The ADMM chapter's ℓ2-logistic problem (book/admm.ipynb, "Consensus on a graph")."""
+    X, y, _ = datasets.make_classification(2500, 20, seed=0)
+    X_train, y_train, X_test, y_test = datasets.train_test_split(X, y, test_fraction=0.2, seed=0)
+    return problems.logistic(X_train, y_train, lam=1e-3, penalty="l2", X_test=X_test, y_test=y_test)
+
+
+def _shown_at(iterations: int, points: int = 20) -> np.ndarray:
+    """The iterations a chart keeps (log-spaced, as the chapter's sweep keeps them)."""
+    return np.unique(np.round(np.logspace(0, math.log10(iterations), points)).astype(int))
+
+
+def admm_consensus(rho: float = 0.03, topology_name: str = "ring", n_agents: int = 10,
+                   iterations: int = 60) -> dict[str, Any]:
+    """Consensus ADMM on a graph (book/admm.ipynb, Explore): the objective gap and the consensus
+    violation at log-spaced iterations, as the rows of the chapter's "pick ρ and the network" chart.
+
+    Parameters
+    ----------
+    rho : float
+        ADMM penalty ρ in [1e-4, 1e2].
+    topology_name : str
+        One of :data:`dpadmm_lite.topology.NAMES`.
+    n_agents : int
+        Number of agents in [2, 30].
+    iterations : int
+        Number of iterations in [1, 200].
+
+    Returns
+    -------
+    dict
+        ``rows`` (iteration, metric, value, rho, topology) and ``summary`` (the run's summary line).
+    """
+    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating)) or not 1e-4 <= rho <= 1e2:
+        raise ValueError(f"rho must be in [0.0001, 100], got {rho!r}")
+    if topology_name not in topology.NAMES:
+        raise ValueError(f"topology_name must be one of {list(topology.NAMES)}, got {topology_name!r}")
+    for name, value, lo, hi in (("n_agents", n_agents, 2, 30), ("iterations", iterations, 1, 200)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    trace = run("admm_graph", _admm_problem(), rho=rho, iterations=int(iterations), topology=topology_name,
+                n_agents=int(n_agents))
+    rho = float(rho)
+    keep = _shown_at(int(iterations))
+    rows = [{"iteration": int(k), "metric": metric, "value": max(float(series[k - 1]), 1e-16),
+             "rho": rho, "topology": topology_name}
+            for metric, series in (("objective gap", trace.objective_gap),
+                                   ("consensus violation", trace.consensus_violation))
+            for k in keep]
+    return {"rows": rows, "summary": trace.summary()}
+
+
+#: Every live panel: the chapter (page name under book/), the title of the static chart whose
+#: spec the page reuses, the library function, and its controls (name, kind, default, range or
+#: options, and how the page shows it: a log slider moves by ``step`` in log₁₀ units).
+PANELS: dict[str, dict[str, Any]] = {
+    "admm": {
+        "page": "book/admm",
+        "chart": "Consensus ADMM: pick ρ and the network",
+        "function": "admm_consensus",
+        "controls": [
+            {"name": "rho", "label": "ρ", "kind": "log", "value": 0.03, "min": 1e-4, "max": 1e2, "step": 0.1},
+            {"name": "topology_name", "label": "G", "kind": "select", "value": "ring",
+             "options": [[topology.label(n), n] for n in topology.NAMES]},
+            {"name": "n_agents", "label": "N", "kind": "int", "value": 10, "min": 2, "max": 30},
+            {"name": "iterations", "label": "T", "kind": "int", "value": 60, "min": 5, "max": 200},
+        ],
+    },
+}
+
+
+def run_panel(panel: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Run the live panel ``panel`` (a key of :data:`PANELS`) at the control ``values``."""
+    if panel not in PANELS:
+        raise ValueError(f"panel must be one of {sorted(PANELS)}, got {panel!r}")
+    names = {c["name"] for c in PANELS[panel]["controls"]}
+    unknown = set(values) - names
+    if unknown:
+        raise ValueError(f"values has controls {sorted(unknown)} that panel {panel!r} does not have ({sorted(names)})")
+    return globals()[PANELS[panel]["function"]](**values)

@@ -1,0 +1,235 @@
+// "Run live": re-run a chapter's algorithm in the reader's browser (issue 23).
+//
+// Loaded only by the pages that have a live panel (site_static/_templates/layout.html, from
+// html_context.dpadmm_live_pages in _config.yml), after config.js (written by
+// tools/bookbuild/live.py: window.DPADMM_LIVE = the panels of dpadmm_lite.live.PANELS and the
+// bytes the button downloads). Opening the page downloads nothing more: no WebAssembly is fetched
+// until the reader presses the button. Then worker.js starts Python (Pyodide) in a Web Worker,
+// loads numpy, scipy and the book's library from the site itself, and each move of a control
+// calls dpadmm_lite.live.run_panel in Python. The chart is the chapter's static chart: its
+// Vega-Lite spec without its precomputed sliders, drawn with the live rows (same fields).
+//
+// The panel (div.dpadmm-live) carries data-live-ready once it accepts input, data-live-runs (runs
+// drawn) and data-live-redraw-ms (the last move's time from input to drawn chart); tests and the
+// benchmark read them. Fallback: without WebAssembly or Web Workers, or when loading takes more
+// than LOAD_LIMIT_S, the panel says so and the precomputed chart above stays as it is.
+(function () {
+  "use strict";
+  var LOAD_LIMIT_S = 90;
+  var script = document.currentScript;
+  var page = script && script.dataset.page;
+  var here = script ? script.src.replace(/[^/]*$/, "") : "";
+  var config = window.DPADMM_LIVE;
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text) node.textContent = text;
+    return node;
+  }
+
+  function megabytes(bytes) { return (bytes / 1e6).toFixed(1) + " MB"; }
+
+  function canRun() { return typeof WebAssembly === "object" && typeof Worker === "function"; }
+
+  // The chart's spec without its sliders: the layer that filters by them draws the live rows
+  // (dataset "live"), layers that only caption the sliders' values go.
+  function liveSpec(spec) {
+    spec = JSON.parse(JSON.stringify(spec));
+    var params = (spec.params || []).map(function (p) { return p.name; });
+    var uses = function (obj) {
+      var text = JSON.stringify(obj || "");
+      return params.some(function (name) { return text.indexOf(name) >= 0; });
+    };
+    delete spec.params;
+    delete spec.datasets;
+    var layers = spec.layer || [spec];
+    var kept = [];
+    layers.forEach(function (layer) {
+      var filters = (layer.transform || []).filter(function (t) { return t.filter && uses(t.filter); });
+      var others = (layer.transform || []).filter(function (t) { return !(t.filter && uses(t.filter)); });
+      if (others.some(uses)) return; // a caption of the sliders' values
+      if (filters.length) {
+        layer.transform = others;
+        layer.data = { name: "live" };
+        kept.push(layer);
+      } else {
+        kept.push(layer);
+      }
+    });
+    if (spec.layer) spec.layer = kept;
+    else spec.data = { name: "live" };
+    spec.datasets = { live: [] };
+    spec.title = (typeof spec.title === "string" ? spec.title : "") + " (live)";
+    spec.description = spec.title;
+    return spec;
+  }
+
+  function control(c, onChange) {
+    var id = "dpadmm-live-" + c.name;
+    var label = el("label", { for: id, class: "dpadmm-live-label" }, c.label);
+    var input, readout = el("output", { for: id, class: "dpadmm-live-readout" });
+    var value = function () { return c.value; };
+    if (c.kind === "select") {
+      input = el("select", { id: id, name: c.name });
+      c.options.forEach(function (o) {
+        var option = el("option", { value: o[1] }, o[0]);
+        if (o[1] === c.value) option.selected = true;
+        input.appendChild(option);
+      });
+      value = function () { return input.value; };
+    } else if (c.kind === "log") {
+      // the grid of log10 values through the starting value, within [min, max]
+      var at = Math.log10(c.value);
+      var lo = at - Math.floor((at - Math.log10(c.min)) / c.step + 1e-9) * c.step;
+      var hi = at + Math.floor((Math.log10(c.max) - at) / c.step + 1e-9) * c.step;
+      input = el("input", { id: id, name: c.name, type: "range", min: lo, max: hi, step: c.step,
+                            value: Math.log10(c.value) });
+      value = function () { return Number(Math.pow(10, Number(input.value)).toPrecision(3)); };
+    } else {
+      input = el("input", { id: id, name: c.name, type: "range", min: c.min, max: c.max, step: 1, value: c.value });
+      value = function () { return parseInt(input.value, 10); };
+    }
+    var show = function () { readout.textContent = c.kind === "select" ? "" : String(value()); };
+    show();
+    input.addEventListener("input", function () { show(); onChange(); });
+    var row = el("div", { class: "dpadmm-live-control" });
+    row.appendChild(label);
+    row.appendChild(input);
+    row.appendChild(readout);
+    return { row: row, value: value, input: input };
+  }
+
+  function build(name, panel) {
+    var target = document.querySelector('.dpadmm-vega[data-name="' + panel.chart.replace(/"/g, '\\"') + '"]');
+    var specNode = target && document.querySelector('script.dpadmm-vega-spec[data-target="' + target.id + '"]');
+    if (!target || !specNode) return;
+    var box = el("div", { class: "dpadmm-live", "data-live-panel": name });
+    var intro = el("p", { class: "dpadmm-live-intro" });
+    var button = el("button", { type: "button", class: "dpadmm-live-button" },
+                    "Run live in your browser (downloads " + megabytes(config.download) +
+                    ": Python, numpy and scipy in WebAssembly)");
+    var status = el("p", { class: "dpadmm-live-status", role: "status", "aria-live": "polite" });
+    var bar = el("progress", { max: "4", value: "0", hidden: "" });
+    intro.textContent = "The chart above filters runs computed when the book was built. The button " +
+      "below re-runs the algorithm itself (the book's library, in Python) in this browser, " +
+      "at the settings you choose; nothing leaves this site.";
+    box.appendChild(intro);
+    box.appendChild(button);
+    box.appendChild(bar);
+    box.appendChild(status);
+    var holder = target.closest(".cell_output") || target.parentNode;
+    holder.parentNode.insertBefore(box, holder.nextSibling);
+    if (!canRun()) {
+      button.disabled = true;
+      status.textContent = "This browser cannot run the live panel (it has no WebAssembly or no Web Workers); " +
+        "the precomputed chart above still works.";
+      box.dataset.liveFallback = "unsupported";
+      return;
+    }
+    button.addEventListener("click", function () { start(name, panel, box, button, bar, status, specNode); });
+  }
+
+  function start(name, panel, box, button, bar, status, specNode) {
+    button.disabled = true;
+    bar.hidden = false;
+    var t0 = performance.now();
+    var worker = new Worker(here + "worker.js");
+    var ready = false, busy = false, pending = false, runs = 0, nextId = 0, movedAt = 0;
+    var view = null, controls = [];
+    var timer = setTimeout(function () {
+      if (ready) return;
+      worker.terminate();
+      bar.hidden = true;
+      box.dataset.liveFallback = "timeout";
+      status.textContent = "Loading took longer than " + LOAD_LIMIT_S + " s and was stopped; the precomputed " +
+        "chart above still works.";
+    }, LOAD_LIMIT_S * 1000);
+    var values = function () {
+      var out = {};
+      controls.forEach(function (c, i) { out[panel.controls[i].name] = c.value(); });
+      return out;
+    };
+    var request = function () {
+      if (busy) { pending = true; return; }
+      busy = true;
+      pending = false;
+      worker.postMessage({ type: "run", id: ++nextId, panel: name, values: values() });
+    };
+    var moved = function () { movedAt = performance.now(); request(); };
+    var summary = el("p", { class: "dpadmm-live-summary" });
+    var chart = el("div", { class: "dpadmm-vega dpadmm-live-chart", "data-name": panel.chart + " (live)" });
+
+    worker.onmessage = async function (event) {
+      var msg = event.data;
+      if (msg.type === "progress") {
+        bar.value = msg.step - 1;
+        status.textContent = "Loading (" + msg.step + "/" + msg.of + "): " + msg.text + " …";
+      } else if (msg.type === "result") {
+        try {
+          if (!view) {
+            var result = await window.vegaEmbed(chart, liveSpec(JSON.parse(specNode.textContent)),
+                                                { actions: false, renderer: "svg" });
+            view = result.view;
+          }
+          view.data("live", msg.result.rows);
+          await view.runAsync();
+        } catch (err) {
+          status.textContent = "The live chart could not be drawn: " + err;
+          console.error(err);
+          return;
+        }
+        runs += 1;
+        chart.__dpadmmView = view;
+        summary.textContent = msg.result.summary + " (computed in " + Math.round(msg.ms) + " ms in your browser)";
+        box.dataset.liveRuns = String(runs);
+        if (movedAt) box.dataset.liveRedrawMs = String(Math.round(performance.now() - movedAt));
+        if (!ready) {
+          ready = true;
+          clearTimeout(timer);
+          bar.hidden = true;
+          button.hidden = true;
+          box.dataset.liveReadySeconds = ((performance.now() - t0) / 1000).toFixed(2);
+          box.setAttribute("data-live-ready", "");
+          status.textContent = "Live: move a control and the algorithm re-runs here (ready in " +
+            box.dataset.liveReadySeconds + " s).";
+        }
+        busy = false;
+        if (pending) request();
+      } else if (msg.type === "ready") {
+        controls = panel.controls.map(function (c) { return control(c, moved); });
+        var form = el("div", { class: "dpadmm-live-controls", role: "group", "aria-label": "live controls — " + panel.chart });
+        controls.forEach(function (c) { form.appendChild(c.row); });
+        box.appendChild(form);
+        box.appendChild(chart);
+        box.appendChild(summary);
+        request(); // the first run, at the controls' starting values
+      } else if (msg.type === "error") {
+        busy = false;
+        status.textContent = "The live run failed: " + msg.message;
+        if (!ready) {
+          clearTimeout(timer);
+          bar.hidden = true;
+          box.dataset.liveFallback = "error";
+        }
+        console.error("live panel:", msg.message);
+      }
+    };
+    worker.onerror = function (event) {
+      status.textContent = "The live panel could not start: " + (event.message || "worker error") +
+        "; the precomputed chart above still works.";
+      box.dataset.liveFallback = "error";
+      clearTimeout(timer);
+    };
+    worker.postMessage({ type: "load" });
+  }
+
+  function init() {
+    if (!config || !page) return;
+    Object.keys(config.panels).forEach(function (name) {
+      if (config.panels[name].page === page) build(name, config.panels[name]);
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

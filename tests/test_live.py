@@ -1,0 +1,247 @@
+"""The "Run live" panels (issue 23): the book's library in Python/WebAssembly in the reader's browser.
+
+In headless Chromium (Debian's package) on the built site, with every other host blocked: opening
+any page fetches no WebAssembly (nothing of the live panels' Python); on a chapter with a live
+panel, pressing the button loads Python in a Web Worker from the site itself, the panel marks
+itself ``data-live-ready``, a moved slider re-runs the algorithm and the chart changes, and no
+request leaves the machine. Without WebAssembly the panel says so and keeps the precomputed chart.
+
+Without a browser: the build's checks (a carrier file whose sha256 is not the official lock's
+fails the build; the library's wheel is reproducible and entered in the site's lock with its
+sha256), the pages of the panels agree with ``_config.yml``, and a live re-run imports no pandas.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import io
+import json
+import subprocess
+import sys
+import threading
+import zipfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+import lab_session
+from bookbuild import live as live_build
+from dpadmm_lite import live
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Loading Python takes 40-50 s on a loaded 2-core machine; the page itself gives up after 90 s.
+READY_TIMEOUT_MS = 150_000
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site_dir):
+    handler = functools.partial(_QuietHandler, directory=str(site_dir))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    try:
+        path = lab_session.chromium_path()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=lab_session.CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Visit:
+    """A browser context that blocks (and counts) every request to another host and records
+    every request made, by the page and by its workers."""
+
+    def __init__(self, browser, init_script: str | None = None):
+        self.offhost: list[str] = []
+        self.requested: list[str] = []
+        self.errors: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+        self.context.route("**/*", self._route)
+        self.context.on("request", lambda r: self.requested.append(r.url))
+        if init_script:
+            self.context.add_init_script(init_script)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _route(self, route):
+        parsed = urlparse(route.request.url)
+        if parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.offhost.append(route.request.url)
+            route.abort()
+
+    def close(self):
+        self.context.close()
+
+
+def _live_files(urls) -> list[str]:
+    return [u for u in urls if urlparse(u).path.endswith(".wasm") or "/_static/live/pyodide/" in u]
+
+
+def test_opening_any_page_downloads_no_webassembly(site_dir, server, browser):
+    pages = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")
+                   if "_static" not in p.parts and "_sources" not in p.parts)
+    assert any(p == "book/admm.html" for p in pages)
+    visit = Visit(browser)
+    try:
+        for page in pages:
+            visit.page.goto(f"{server}/{page}", wait_until="load")
+            visit.page.wait_for_timeout(300)
+        assert not visit.offhost, visit.offhost
+        assert not _live_files(visit.requested), _live_files(visit.requested)
+        # the live page did load its (small) panel script: the check above is not vacuous
+        assert any(u.endswith("/_static/live/live.js") for u in visit.requested)
+    finally:
+        visit.close()
+
+
+def _chart_rows(page) -> list:
+    return page.evaluate("() => document.querySelector('.dpadmm-live-chart').__dpadmmView.data('live')")
+
+
+def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, browser):
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        page.goto(f"{server}/book/admm.html", wait_until="load")
+        panel = page.locator(".dpadmm-live[data-live-panel='admm']")
+        button = panel.locator("button.dpadmm-live-button")
+        manifest = json.loads((site_dir / "_static/live/pyodide/manifest.json").read_text())
+        assert f"{manifest['download'] / 1e6:.1f} MB" in button.inner_text()
+        assert not _live_files(visit.requested)
+        # the page's Content-Security-Policy: this site only, WebAssembly allowed
+        csp = page.locator("meta[http-equiv='Content-Security-Policy']").get_attribute("content")
+        assert "default-src 'self'" in csp and "'wasm-unsafe-eval'" in csp
+        button.click()
+        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
+        # Python really ran from the site's own files: the core, the verified wheels, our wheel
+        loaded = {urlparse(u).path.rsplit("/", 1)[-1] for u in _live_files(visit.requested)}
+        assert {"pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"} <= loaded
+        assert any(n.startswith("scipy-") for n in loaded) and any(n.startswith("dpadmm_lite-") for n in loaded)
+        assert not any(n.startswith("pandas-") for n in loaded)  # lazily imported: not needed live
+        before = _chart_rows(page)
+        assert before and {"iteration", "metric", "value", "rho", "topology"} <= set(before[0])
+        assert {r["topology"] for r in before} == {"ring"} and {r["rho"] for r in before} == {0.03}
+        # the chapter's own numbers: the library in WebAssembly computes what it computes natively
+        native = live.run_panel("admm", {"rho": 0.03, "topology_name": "ring", "n_agents": 10, "iterations": 60})
+        assert [r["value"] for r in before] == pytest.approx([r["value"] for r in native["rows"]], rel=1e-9)
+        runs = int(panel.get_attribute("data-live-runs"))
+        slider = page.locator("#dpadmm-live-rho")
+        slider.evaluate("(el) => { el.value = String(Number(el.value) + 1); el.dispatchEvent(new Event('input')); }")
+        page.wait_for_function(f"() => Number(document.querySelector('.dpadmm-live').dataset.liveRuns) > {runs}",
+                               timeout=30_000)
+        after = _chart_rows(page)
+        assert {r["rho"] for r in after} == {0.3}
+        assert [r["value"] for r in after] != [r["value"] for r in before]
+        page.select_option("#dpadmm-live-topology_name", "complete")
+        page.wait_for_function(
+            "() => document.querySelector('.dpadmm-live-chart').__dpadmmView.data('live')[0].topology === 'complete'",
+            timeout=30_000)
+        assert page.locator(".dpadmm-live-chart svg").count() == 1
+        assert not visit.offhost, visit.offhost
+        assert not visit.errors, visit.errors
+    finally:
+        visit.close()
+
+
+def test_without_webassembly_the_panel_says_so_and_keeps_the_precomputed_chart(site_dir, server, browser):
+    visit = Visit(browser, init_script="delete window.WebAssembly;")
+    try:
+        visit.page.goto(f"{server}/book/admm.html", wait_until="load")
+        panel = visit.page.locator(".dpadmm-live")
+        assert panel.get_attribute("data-live-fallback") == "unsupported"
+        assert visit.page.locator(".dpadmm-live-button").is_disabled()
+        assert "cannot run the live panel" in panel.inner_text()
+        assert visit.page.locator(".dpadmm-vega[data-name='Consensus ADMM: pick ρ and the network']").count() == 1
+    finally:
+        visit.close()
+
+
+# ----------------------------------------------------------------------------- without a browser
+def test_the_panels_pages_are_the_pages_that_load_the_live_scripts():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    pages = config["sphinx"]["config"]["html_context"]["dpadmm_live_pages"]
+    assert sorted(pages) == sorted(p["page"] for p in live.PANELS.values())
+
+
+def _fake_lock_and_carrier(tmp_path, content: bytes, listed: bytes):
+    lock = {"info": {"version": live_build.PYODIDE_VERSION}, "packages": {
+        "pkg": {"file_name": "pkg-1.0-py3-none-any.whl", "sha256": hashlib.sha256(listed).hexdigest(),
+                "depends": []}}}
+    carrier = tmp_path / "carrier.whl"
+    with zipfile.ZipFile(carrier, "w") as z:
+        z.writestr(live_build.CARRIER["folder"] + "pkg-1.0-py3-none-any.whl", content)
+    return lock, carrier
+
+
+def test_a_carrier_file_that_is_not_the_official_one_fails_the_build(tmp_path):
+    lock, carrier = _fake_lock_and_carrier(tmp_path, b"the official bytes", b"the official bytes")
+    assert live_build.verified_packages(lock, ["pkg"], carrier) == {"pkg-1.0-py3-none-any.whl": b"the official bytes"}
+    lock, carrier = _fake_lock_and_carrier(tmp_path, b"tampered bytes", b"the official bytes")
+    with pytest.raises(live_build.LiveBuildError, match="sha256"):
+        live_build.verified_packages(lock, ["pkg"], carrier)
+
+
+def test_dependencies_come_first_and_unknown_packages_fail():
+    lock = {"packages": {"scipy": {"depends": ["numpy", "openblas"]}, "numpy": {"depends": []},
+                         "openblas": {"depends": []}}}
+    assert live_build.closure(lock, ["scipy"]) == ["numpy", "openblas", "scipy"]
+    with pytest.raises(live_build.LiveBuildError, match="pandas"):
+        live_build.closure(lock, ["pandas"])
+
+
+def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
+    name, first, version = live_build.library_wheel()
+    assert live_build.library_wheel()[1] == first
+    with zipfile.ZipFile(io.BytesIO(first)) as z:
+        names = set(z.namelist())
+    assert "dpadmm_lite/live.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
+    lock = json.loads((site_dir / "_static/live/pyodide/pyodide-lock.json").read_text())
+    entry = lock["packages"][live_build.WHEEL_NAME]
+    shipped = (site_dir / "_static/live/pyodide" / entry["file_name"]).read_bytes()
+    assert entry["sha256"] == hashlib.sha256(shipped).hexdigest()
+    official = json.loads((live_build.NPM_DIR / "node_modules/pyodide/pyodide-lock.json").read_text())
+    for pkg, item in lock["packages"].items():
+        if pkg != live_build.WHEEL_NAME:
+            assert item["sha256"] == official["packages"][pkg]["sha256"]
+            data = (site_dir / "_static/live/pyodide" / item["file_name"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == item["sha256"], pkg
+    notices = (site_dir / "_static/live/pyodide/LICENSES.txt").read_text()
+    for needed in ("Mozilla Public License", "numpy-2.0.2.dist-info/LICENSE.txt", "scipy-1.14.1.dist-info/LICENSE.txt",
+                   "The OpenBLAS Project", "threadpoolctl"):
+        assert needed in notices
+
+
+def test_a_live_rerun_imports_no_pandas():
+    code = ("import sys; from dpadmm_lite import live; live.run_panel('admm', {'iterations': 5}); "
+            "print(sorted(m for m in ('pandas', 'scipy.stats', 'altair', 'ipywidgets') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("values, name", [({"rho": 0.0}, "rho"), ({"topology_name": "torus"}, "topology_name"),
+                                          ({"n_agents": 1}, "n_agents"), ({"iterations": 2.5}, "iterations"),
+                                          ({"sigma": 1.0}, "sigma")])
+def test_bad_control_values_name_the_parameter(values, name):
+    with pytest.raises(ValueError, match=name):
+        live.run_panel("admm", values)
