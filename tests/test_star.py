@@ -122,6 +122,45 @@ def test_dp_admm_matches_per_agent_loop_with_unequal_sizes(small, reg, eps, cali
     assert np.abs(glob[-1]).max() > 1e-3  # the run moved: the comparison is not between two zeros
 
 
+@pytest.fixture(scope="module")
+def adult_small():
+    """The first 5,000 Adult records: sparse (one-hot) features, so the runs take the sparse paths."""
+    X, y, X_test, y_test = datasets.load_adult()
+    return problems.logistic(X[:5000], y[:5000], 1e-4, "l2", X_test=X_test[:1000], y_test=y_test[:1000])
+
+
+def test_dp_admm_on_sparse_data_matches_per_agent_loop_across_noise_blocks(adult_small):
+    """The sparse stack, the noise drawn a block of iterations at a time and the scoring of the
+    iterates from one sparse product give the per-agent loop's numbers (Adult's 104 features, 20
+    agents: 63 iterations per noise block, so T = 70 crosses a block)."""
+    problem = adult_small
+    owner = datasets.split(problem.n, 20, seed=4)
+    T, rho, delta, c_w, eps = 70, 0.1, 1e-3, 30.0, 0.5
+    assert star._stack_for(problem, owner).sparse and T > star._NOISE_BLOCK // (20 * problem.d)
+    tr = dl.run("dp_admm_star", problem, epsilon=eps, delta=delta, rho=rho, iterations=T, seed=5, owner=owner,
+                c_w=c_w, calibration="paper")
+    glob, _ = _dp_admm_loop(problem, owner, eps=eps, delta=delta, rho=rho, T=T, seed=5, c_w=c_w)
+    np.testing.assert_allclose(tr.model, glob[-1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tr.objective, problem.objective(glob), rtol=1e-12)
+    np.testing.assert_allclose(tr.metrics["test_error"], 1 - problem.accuracy(glob), atol=0)
+    assert np.abs(glob[-1]).max() > 1e-2  # the run moved
+
+
+@pytest.mark.parametrize("reg", ["l1", "l2"])
+def test_scoring_the_iterates_equals_the_problem_objective(adult_small, reg):
+    """F of a run's iterates from one sparse product, in blocks of records, at small, ordinary and
+    huge margins (where ℓ ≈ |u| or ≈ e^{−u}), across more than one block of records."""
+    problem = adult_small if reg == "l2" else problems.logistic(adult_small.X, adult_small.y, 1e-4, "l1")
+    assert problem.n > star._SCORE_BLOCK
+    rng = np.random.default_rng(0)
+    iterates = rng.standard_normal((30, problem.d)) * np.geomspace(1e-4, 3e3, 30)[:, None]
+    np.testing.assert_allclose(star._objective_of_iterates(problem, iterates), problem.objective(iterates),
+                               rtol=1e-12)
+    dense = problems.logistic(rng.uniform(0.1, 0.2, (300, 8)), np.sign(rng.standard_normal(300)), 1e-3, reg)
+    x = rng.standard_normal((4, 8))
+    np.testing.assert_array_equal(star._objective_of_iterates(dense, x), dense.objective(x))  # dense: the problem's
+
+
 def test_dp_admm_noise_off_is_the_linearized_iteration(small):
     """ε = ∞: no noise is drawn, and the run is the deterministic linearised ADMM (12a)-(10d)."""
     problem = small["l2"]

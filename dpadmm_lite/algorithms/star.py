@@ -164,6 +164,7 @@ class _Stack:
     def __init__(self, problem, agents: Agents, owner, *, sparse: bool | None = None):
         self.problem, self.agents = problem, agents
         self.y, self.mask, self.sizes = agents.y, agents.mask, agents.sizes
+        self.neg_y = -agents.y  # ℓ'(z) = −b σ(−bz): the −b of every slope, formed once
         self.full = bool(agents.mask.all())
         self.n_agents, self.m_max, self.d = agents.X.shape
         csr = _csr(problem)
@@ -185,6 +186,7 @@ class _Stack:
             block_cols = rows.indices + np.repeat(agent, np.diff(rows.indptr)) * self.d
             self.P = scipy.sparse.csr_matrix((rows.data, block_cols, indptr),
                                              shape=(shape[0], self.n_agents * self.d))
+            self.P_T = self.P.T  # a CSC view, made once: ``P.T`` builds a new matrix object on every call
             self._PT = None
         else:
             self.flat = agents.X.reshape(-1, self.d)
@@ -202,7 +204,7 @@ class _Stack:
     def rmatvec(self, R):
         """``Σ_j R_ij a_ij`` for every agent: (N, d)."""
         if self.sparse:
-            return (self.P.T @ R.ravel()).reshape(self.n_agents, self.d)
+            return (self.P_T @ R.ravel()).reshape(self.n_agents, self.d)
         return np.matmul(R[:, None, :], self.agents.X)[:, 0, :]
 
     def hessians(self, S):
@@ -278,10 +280,12 @@ def _loss_slope(stack: _Stack, Z):
         np.negative(e, out=e)
         np.exp(e, out=e)
         ell = np.log1p(e)
-        ell -= np.minimum(u, 0.0)
-        slope = np.where(u >= 0, e, 1.0)
-        slope /= 1.0 + e
-        slope *= -stack.y
+        np.minimum(u, 0.0, out=u)  # u < 0 exactly where min(u, 0) < 0: u is not needed after this
+        ell -= u
+        slope = np.where(u < 0, 1.0, e)  # σ(−u) = e^{−|u|}/(1 + e^{−|u|}) for u ≥ 0, 1/(1 + e^{−|u|}) below
+        e += 1.0
+        slope /= e
+        slope *= stack.neg_y
     else:
         slope = Z - stack.y
         ell = 0.5 * slope**2
@@ -458,6 +462,57 @@ class _Record:
         self.dist[k] = np.sqrt(((W_released - w) ** 2).sum(1))
 
 
+def _objective_of_iterates(problem, iterates):
+    """``F(w^k)`` for all T iterates of a run at once, shape (T,).
+
+    For the logistic loss on sparse features (Adult: 12 % non-zeros) the margins of every iterate
+    on every record come from one sparse product ``X Wᵀ`` (n, T), about half the cost of the dense
+    one, and the loss ``log(1 + e^{−u}) = log1p(e^{−|u|}) − min(u, 0)`` is evaluated in place on
+    it, in blocks of records that stay in cache (a loop over blocks, not over records). The same
+    numbers as ``problem.objective(iterates)`` up to the order of the sums (relative 1e-14).
+    """
+    csr = _csr(problem)
+    if problem.loss != "logistic" or csr.nnz >= SPARSE_BELOW * problem.n * problem.d:
+        return problem.objective(iterates)
+    Z = csr @ iterates.T  # (n, T): a_j · w^k
+    total = np.zeros(len(iterates))
+    y = problem.y
+    for start in range(0, problem.n, _SCORE_BLOCK):
+        u = Z[start:start + _SCORE_BLOCK]
+        u *= y[start:start + _SCORE_BLOCK, None]  # u = b_j a_j · w^k
+        ell = np.abs(u)
+        np.negative(ell, out=ell)
+        np.exp(ell, out=ell)
+        np.log1p(ell, out=ell)
+        np.minimum(u, 0.0, out=u)
+        ell -= u
+        total += ell.sum(axis=0)
+    return total / problem.n + problem.lam * problem.regularizer_value(iterates)
+
+
+#: Numbers of noise drawn per call in :func:`dp_admm_star` (1 MB): one call per block of iterations
+#: instead of one per iteration, the same numbers in the same order.
+_NOISE_BLOCK = 1 << 17
+
+#: Records per block when a run's iterates are scored (:func:`_objective_of_iterates`): with T = 100
+#: iterates a block's temporaries are 3 MB.
+_SCORE_BLOCK = 4096
+
+
+class _Scored:
+    """The problem as :func:`~dpadmm_lite.trace.from_iterates` reads it, with ``F`` of this run's
+    iterates already computed (:func:`_objective_of_iterates`); everything else is the problem's."""
+
+    def __init__(self, problem, iterates, objective):
+        self._problem, self._iterates, self._objective = problem, iterates, objective
+
+    def objective(self, x):
+        return self._objective if x is self._iterates else self._problem.objective(x)
+
+    def __getattr__(self, name):
+        return getattr(self._problem, name)
+
+
 def _finish(problem, record: _Record, *, rho, noise, ledger, delta, privacy_paper, params,
             not_covered: str | None = None) -> Trace:
     """Turn a run's record into the shared :class:`Trace` (one vectorised evaluation pass).
@@ -470,8 +525,10 @@ def _finish(problem, record: _Record, *, rho, noise, ledger, delta, privacy_pape
         # Sec. VI-D: (1/n) Σ_i (1/m_i) Σ_j ℓ(a_ij, b_ij, w̃_i^k)
         "empirical_loss": record.loss.mean(1),
     }
+    iterates = np.ascontiguousarray(record.glob, dtype=float)
+    scored = _Scored(problem, iterates, _objective_of_iterates(problem, iterates))
     trace = from_iterates(
-        problem, "", record.glob, model=record.glob[-1].copy(),
+        scored, "", iterates, model=iterates[-1].copy(),
         consensus_violation=np.sqrt((record.dist**2).mean(1)),
         noise=noise, ledger=ledger, delta=delta, privacy_paper=privacy_paper, metrics=metrics, params=params,
         not_covered=not_covered)
@@ -892,11 +949,14 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
     W_tilde = np.zeros((N, d))
     G = np.zeros((N, d))
     _, slope = _loss_slope(stack, stack.margins(W_tilde))
+    block = max(1, _NOISE_BLOCK // (N * d))  # iterations whose noise is drawn in one call
     for k in range(T):
+        if k % block == 0:  # ξ_i^k for the next iterations, in the order one draw per iteration would give
+            xi = mechanisms.gaussian(rng, sigma[k:k + block], (min(block, T - k), N, d))
         inv_eta = 1.0 / eta[k][:, None]
         subgrad = _local_grad(stack, slope) + problem.lam * _reg_subgradient(problem, W_tilde)  # f_i'(w̃_i^{k−1})
         W = (-subgrad + G + rho * w + W_tilde * inv_eta) / (rho + inv_eta)  # (12a) = (38a)/(39a)
-        W_tilde = W + mechanisms.gaussian(rng, sigma[k], (N, d))  # (10b): w̃_i^k = w_i^k + ξ_i^k
+        W_tilde = W + xi[k % block]  # (10b): w̃_i^k = w_i^k + ξ_i^k,  ξ_i^k ~ N(0, σ_{i,k}² I)
         w_new = W_tilde.mean(0) - G.mean(0) / rho  # (10c)
         G = G - rho * (W_tilde - w_new)  # (10d)
         w = w_new
