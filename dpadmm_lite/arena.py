@@ -13,10 +13,21 @@ runs on a Dask cluster under ``joblib.parallel_config(backend="dask")``)::
     tuning = arena.tune(plan, epsilons=[0.1, 1, 10], seeds=(0, 1), size="full", iterations=100)
     chosen = arena.select(tuning, epsilons=[0.05, 0.1, …, 10])   # best on validation, per ε
     final = arena.final(chosen, seeds=(100, 101, 102), size="full", iterations=100)
+    cost = arena.selection_cost(tuning, chosen, final)          # ε including the tuning
 
 A task of the sweep is :func:`evaluate`: it receives a few strings and numbers, builds its data
 itself (:func:`problem`, cached per process) and returns tidy rows, so that only those small
-arguments travel to the workers of a cluster.
+arguments travel to the workers of a cluster. The steps take ``n_jobs`` (as
+:func:`dpadmm_lite.sweep.grid`): ``n_jobs=2`` runs them on two local processes, with the same rows.
+
+**Tuning is not free.** Every candidate run reads the training records, and the chosen setting
+depends on them all. :func:`selection_cost` reports, next to the ε of the final run alone, the ε
+of the whole pipeline — the candidate runs at the tuned ε and the final run, composed by the
+unified accountant from the ledgers the runs recorded (``ledger`` column;
+:func:`dpadmm_lite.accounting.tuning_epsilon`), sound for the arena's fixed number of candidates
+and its best-score rule — and, for comparison, what Papernot & Steinke's random-stopping selection
+(:func:`dpadmm_lite.accounting.selection_epsilon`) would guarantee with the same expected number
+of candidate runs (a procedure the arena does not run).
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ import inspect
 import itertools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
@@ -34,12 +45,13 @@ import numpy as np
 import pandas as pd
 
 from . import _validate as check
-from . import datasets, problems, registry, sweep
+from . import accounting, datasets, problems, registry, sweep
+from .privacy import PrivacyEvent
 from .labels import parameter
 
 __all__ = ["Task", "TASKS", "SIZES", "N_AGENTS", "problem", "held_out_utility", "nonprivate_utility", "applicable",
-           "candidates", "grid_table", "run", "noise_summary", "evaluate", "tune", "select", "config_for", "summarize",
-           "final", "field", "field_at"]
+           "candidates", "grid_table", "run", "noise_summary", "ledger_json", "ledger_from_json", "evaluate", "tune",
+           "select", "config_for", "summarize", "final", "selection_cost", "field", "field_at"]
 
 
 @dataclass(frozen=True)
@@ -246,13 +258,24 @@ def noise_summary(trace) -> dict:
     }
 
 
+def ledger_json(ledger) -> str:
+    """A run's ledger (its :class:`~dpadmm_lite.privacy.PrivacyEvent` list) as a JSON string, for a
+    sweep's rows (the notes, which the accountant does not read, are left out)."""
+    return json.dumps([{**asdict(e), "note": ""} for e in ledger], sort_keys=True)
+
+
+def ledger_from_json(text: str) -> list[PrivacyEvent]:
+    """The ledger :func:`ledger_json` wrote."""
+    return [PrivacyEvent(**event) for event in json.loads(text)]
+
+
 def _checkpoints(iterations: int, count: int = 12) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1, iterations, count)).astype(int))
 
 
 _NO_RESULT = {"seconds": math.nan, "objective_gap": math.nan, "utility": math.nan, "spent_epsilon": math.nan,
               "releases": 0, "mechanism": "", "noise_multiplier": math.nan, "sigma": math.nan,
-              "laplace_epsilon0": math.nan, "sampling_rate": math.nan}
+              "laplace_epsilon0": math.nan, "sampling_rate": math.nan, "ledger": ""}
 
 
 def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
@@ -261,7 +284,8 @@ def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
 
     ``candidate`` is an entry of :func:`candidates` (or of :func:`select`, which carries its ε).
     A run that raises, or that spends more than its budget, gives one row with ``error`` set and
-    no utility, so that a failing candidate is reported instead of stopping the sweep.
+    no utility, so that a failing candidate is reported instead of stopping the sweep. The last
+    row carries the run's ledger (``ledger``, :func:`ledger_json`; ``""`` on the other rows).
     """
     spec = json.loads(candidate)
     algorithm, task, config = spec["algorithm"], spec["task"], spec["config"]
@@ -280,6 +304,7 @@ def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
                  **_NO_RESULT}]
     p = problem(task, split, size)
     noise = noise_summary(trace)
+    ledger = ledger_json(trace.ledger)
     T = trace.iterations
     rows = []
     for k in _checkpoints(T):
@@ -292,17 +317,18 @@ def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
             utility = math.nan
         rows.append({**base, "iteration": int(k), "final": bool(final), "error": "",
                      "seconds": trace.wall_time * k / T, "objective_gap": float(trace.objective_gap[k - 1]),
-                     "utility": utility, "spent_epsilon": float(spent), **noise})
+                     "utility": utility, "spent_epsilon": float(spent), **noise, "ledger": ledger if final else ""})
     return rows
 
 
 # ---------------------------------------------------------------------- the three steps
 def tune(plan: Sequence[str], *, epsilons: Iterable[float], seeds: Sequence[int], size: str, iterations: int,
-         name: str = "arena: tuning on the validation split") -> pd.DataFrame:
-    """Run every candidate of ``plan`` at every ε on the validation split (one sweep)."""
+         name: str = "arena: tuning on the validation split", n_jobs: int | None = None) -> pd.DataFrame:
+    """Run every candidate of ``plan`` at every ε on the validation split (one sweep; ``n_jobs`` as
+    :func:`dpadmm_lite.sweep.grid`)."""
     grid = {"candidate": list(plan), "epsilon": [float(e) for e in epsilons], "split": ["validation"], "size": [size],
             "iterations": [check.count("iterations", iterations)]}
-    return sweep.grid(evaluate, grid, seeds=seeds, name=name)
+    return sweep.grid(evaluate, grid, seeds=seeds, name=name, n_jobs=n_jobs)
 
 
 def select(tuning: pd.DataFrame, *, epsilons: Iterable[float]) -> pd.DataFrame:
@@ -366,11 +392,65 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def final(chosen: pd.DataFrame, *, seeds: Sequence[int], size: str, iterations: int,
-          name: str = "arena: the test split, once") -> pd.DataFrame:
-    """Run each chosen setting of :func:`select` on the test split (one sweep, once)."""
+          name: str = "arena: the test split, once", n_jobs: int | None = None) -> pd.DataFrame:
+    """Run each chosen setting of :func:`select` on the test split (one sweep, once; ``n_jobs`` as
+    :func:`dpadmm_lite.sweep.grid`)."""
     grid = {"candidate": list(chosen["candidate"]), "split": ["test"], "size": [size],
             "iterations": [check.count("iterations", iterations)]}
-    return sweep.grid(evaluate, grid, seeds=seeds, name=name)
+    return sweep.grid(evaluate, grid, seeds=seeds, name=name, n_jobs=n_jobs)
+
+
+# ---------------------------------------------------------------------- what the tuning cost
+def selection_cost(tuning: pd.DataFrame, chosen: pd.DataFrame, final: pd.DataFrame) -> pd.DataFrame:
+    """ε of each published result including its hyper-parameter selection, next to the final run's.
+
+    For each (task, algorithm, ε) of ``final`` (the test runs of :func:`final`): the candidate
+    runs of ``tuning`` at the tuned ε the choice came from (``chosen``'s ``tuned_at``: every
+    candidate setting and tuning seed) and the final run are composed by the unified accountant
+    (:func:`dpadmm_lite.accounting.tuning_epsilon` of their ledgers). That is sound for what the
+    arena does — a fixed number of candidates, the best mean validation score, every candidate's
+    score published in the chapter — and it is the only one of the two numbers below that is.
+    A failed candidate run (no ledger) makes it ``inf``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (task, algorithm, ε): ``epsilon`` (the budget of the final run, what it
+        spent at most), ``final_epsilon`` (the largest ε the final runs spent, over the test
+        seeds), ``tuned_at``, ``candidate_runs``, ``with_tuning`` (the composed ε, largest over
+        the test seeds) and ``random_stopping``: the ε Papernot & Steinke's Theorem 2 would give
+        a selection that draws a *geometric* number of candidate runs with the same mean (η = 1,
+        γ = 1/settings, the worst candidate's RDP) plus the final run — not what the arena runs,
+        shown to compare; ``nan`` with a single setting (nothing is selected).
+    """
+    rows = []
+    delta_of = {name: task.delta for name, task in TASKS.items()}
+    last_tuning = tuning[tuning["final"]]
+    last_final = final[final["final"] & (final["error"] == "")]
+    for (task, algorithm, epsilon), group in last_final.groupby(["task", "algorithm", "epsilon"], sort=True):
+        pick = chosen[(chosen["task"] == task) & (chosen["algorithm"] == algorithm)
+                      & np.isclose(chosen["epsilon"], epsilon, rtol=1e-12, atol=0)]
+        if pick.empty:
+            continue
+        tuned_at = float(pick["tuned_at"].iloc[0])
+        runs = last_tuning[(last_tuning["task"] == task) & (last_tuning["algorithm"] == algorithm)
+                           & np.isclose(last_tuning["epsilon"], tuned_at, rtol=1e-12, atol=0)]
+        candidate_ledgers = [ledger_from_json(text) if text else None for text in runs["ledger"]]
+        delta = delta_of[task]
+        final_ledgers = [ledger_from_json(text) for text in group["ledger"]]
+        with_tuning = max(accounting.tuning_epsilon(candidate_ledgers, ledger, delta) for ledger in final_ledgers)
+        settings = runs["config"].nunique()
+        stopping = math.nan
+        if settings > 1 and all(ledger is not None for ledger in candidate_ledgers):
+            candidate_rdp = np.array([accounting.ledger_rdp(ledger) for ledger in candidate_ledgers])
+            stopping = max(accounting.selection_epsilon(candidate_rdp, delta, eta=1.0, gamma=1.0 / settings,
+                                                        final_rdp=accounting.ledger_rdp(ledger))
+                           for ledger in final_ledgers)
+        rows.append({"task": task, "algorithm": algorithm, "epsilon": float(epsilon),
+                     "final_epsilon": float(group["spent_epsilon"].max()), "tuned_at": tuned_at,
+                     "candidate_runs": len(runs), "with_tuning": float(with_tuning), "random_stopping": float(stopping)})
+    return pd.DataFrame(rows, columns=["task", "algorithm", "epsilon", "final_epsilon", "tuned_at", "candidate_runs",
+                                       "with_tuning", "random_stopping"])
 
 
 # ---------------------------------------------------------------------- the live panel
@@ -388,7 +468,8 @@ def _field_plan(chosen: pd.DataFrame, task: str, epsilon: float) -> list[str]:
 
 def field(chosen: pd.DataFrame, tasks: Sequence[str], *, epsilons: Iterable[float], seeds: Sequence[int] = (0,),
           size: str = "fast", iterations: int,
-          name: str = "arena: the live panel, every algorithm at every ε of its slider") -> pd.DataFrame:
+          name: str = "arena: the live panel, every algorithm at every ε of its slider",
+          n_jobs: int | None = None) -> pd.DataFrame:
     """Every algorithm of every task, with the setting :func:`select` chose, at every ε of
     ``epsilons`` on the validation split: the final rows of one sweep (cached as data).
 
@@ -397,7 +478,7 @@ def field(chosen: pd.DataFrame, tasks: Sequence[str], *, epsilons: Iterable[floa
     """
     plan = [entry for task in tasks for epsilon in epsilons for entry in _field_plan(chosen, task, float(epsilon))]
     grid = {"candidate": plan, "split": ["validation"], "size": [size], "iterations": [check.count("iterations", iterations)]}
-    frame = sweep.grid(evaluate, grid, seeds=seeds, name=name)
+    frame = sweep.grid(evaluate, grid, seeds=seeds, name=name, n_jobs=n_jobs)
     return frame[frame["final"]].reset_index(drop=True)
 
 

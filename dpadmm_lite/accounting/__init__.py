@@ -57,7 +57,8 @@ Public surface
 ``laplace_rdp``, ``rdp_to_epsilon``, ``rdp_gaussian_epsilon``, ``pld_gaussian_epsilon``,
 ``privacy_loss_distribution``,
 ``ledger_rdp``, ``ledger_bounds``, ``ledger_epsilon``, ``ledger_guarantee``, ``calibrate_ledger``,
-and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
+the cost of hyper-parameter selection ``tuning_epsilon``, ``selection_rdp``, ``selection_epsilon``,
+``truncated_negative_binomial_mean`` (``_selection``), and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
 ``liu2022_*``, ``zhang2017_*``.
 
 Where each part lives (private modules; this package re-exports the public names)
@@ -119,6 +120,12 @@ from ._ledger import (  # noqa: F401
     ledger_guarantee,
     calibrate_ledger,
 )
+from ._selection import (  # noqa: F401
+    truncated_negative_binomial_mean,
+    selection_rdp,
+    selection_epsilon,
+    tuning_epsilon,
+)
 from ._xu2020 import (  # noqa: F401
     xu2020_sigma,
     xu2020_epsilon,
@@ -146,6 +153,7 @@ from ._liu2022 import (  # noqa: F401
     liu2022_sadmm_conditions,
     liu2022_sadmm_epsilon,
     liu2022_vradmm_epsilon,
+    liu2022_printed_epsilon,
 )
 from ._zhang2017 import (  # noqa: F401
     ZHANG2017_DVP_RULES,
@@ -183,6 +191,10 @@ __all__ = [
     "ledger_epsilon",
     "ledger_guarantee",
     "calibrate_ledger",
+    "truncated_negative_binomial_mean",
+    "selection_rdp",
+    "selection_epsilon",
+    "tuning_epsilon",
     "xu2020_sigma",
     "xu2020_epsilon",
     "huang2019_sigma",
@@ -203,6 +215,7 @@ __all__ = [
     "liu2022_sadmm_side_conditions",
     "liu2022_sadmm_epsilon",
     "liu2022_vradmm_epsilon",
+    "liu2022_printed_epsilon",
     "zhang2017_dvp_zeta",
     "zhang2017_pvp_zeta",
     "zhang2017_pvp_sensitivity",
