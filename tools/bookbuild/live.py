@@ -25,6 +25,7 @@ reader presses its button (nothing is loaded before), all checked at build time:
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -225,13 +226,15 @@ def install(html: Path, *, npm_dir: Path = NPM_DIR, cache: Path = CACHE) -> dict
                 for name in sorted(p.name for p in out.iterdir())}
     loaded = [*CORE_FILES, "pyodide-lock.json", *files, wheel_name]
     download = sum(manifest[name]["bytes"] for name in loaded)
+    # what a host that compresses its responses (GitHub Pages does) sends: gzip at level 6
+    gzipped = sum(len(gzip.compress((out / name).read_bytes(), 6)) for name in loaded)
     (out / "manifest.json").write_text(json.dumps({"pyodide": PYODIDE_VERSION, "download": download,
-                                                   "files": manifest}, indent=1))
+                                                   "download_gzip": gzipped, "files": manifest}, indent=1))
     config = {"panels": PANELS, "download": download, "package": WHEEL_NAME}
     (html / "_static" / "live" / "config.js").write_text(
         "// Written by tools/bookbuild/live.py: the live panels and the bytes their button downloads.\n"
         f"window.DPADMM_LIVE = {json.dumps(config, ensure_ascii=False)};\n")
-    return {"download": download, "files": manifest}
+    return {"download": download, "download_gzip": gzipped, "files": manifest}
 
 
 def main(argv=None) -> int:
@@ -241,9 +244,10 @@ def main(argv=None) -> int:
     parser.add_argument("html", type=Path, help="the built site (e.g. _build/html)")
     args = parser.parse_args(argv)
     result = install(args.html)
-    print(f"live panels: {len(result['files'])} files, a first visit downloads {result['download'] / 1e6:.1f} MB")
+    print(f"live panels: {len(result['files'])} files, a first visit downloads {result['download'] / 1e6:.1f} MB "
+          f"({result['download_gzip'] / 1e6:.1f} MB from a host that sends gzip)")
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m bookbuild.live <html> (from tools/)
     raise SystemExit(main())
