@@ -97,7 +97,13 @@ def gaussian(rng: np.random.Generator, sigma, shape) -> np.ndarray:
     s = _per_vector_scale("sigma", sigma, shape, allow_inf=False)
     if not np.any(s):
         return np.zeros(shape)
-    return s * rng.standard_normal(shape) + 0.0  # + 0.0 turns σ = 0 rows into exact +0
+    if np.broadcast_shapes(s.shape, shape) != shape:  # a σ array wider than shape: the broadcast shape
+        return s * rng.standard_normal(shape) + 0.0
+    out = rng.standard_normal(shape)
+    out *= s  # in place: no full-size temporary (the same numbers as s * draw)
+    if not np.all(s):
+        out += 0.0  # turns σ = 0 rows (−0.0 where the draw was negative) into exact +0
+    return out
 
 
 def l2_laplace(rng: np.random.Generator, zeta, shape) -> np.ndarray:

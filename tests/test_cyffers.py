@@ -13,8 +13,9 @@ What is tested, and the exact property each test checks:
   (T(u_k) − u_k)/n``, T the centralized operator — checked exactly by averaging over all i;
 * ε: the ledger matches dp-accounting (exact Gaussian composition; federated: one release per
   participation of the most exposed user, counted from the run's own schedule; DP-SGD:
-  Poisson-subsampled Gaussian, add/remove-one with the doubled bound, which upper-bounds
-  dp-accounting's REPLACE_ONE analysis of the same noise); the paper's statements (closed forms,
+  Poisson-subsampled Gaussian, by default the exact replace-one pair against dp-accounting's
+  REPLACE_ONE, and on request add/remove-one with the doubled bound, which upper-bounds it); the
+  paper's statements (closed forms,
   validity conditions, calibration="paper"); the federated and DP-SGD ε against an exact
   computation for n ≤ 3 users are in ``tests/test_federated_privacy.py``;
 * privacy bugs: the noise actually added (same seed, noise on/off) has the ledger's σ; replacing
@@ -82,10 +83,24 @@ def clip(v, C):
     return v if norm <= C else v * (C / norm)
 
 
+def poisson_masks(sample_rng, q, n, K):
+    """Who takes part in each of K rounds, the way the library's schedule draws it, one trial at a time:
+    the (round, user) pairs in order are Bernoulli(q) trials whose gaps are Geometric(q), drawn in blocks."""
+    masks = np.zeros(K * n, dtype=bool)
+    position = -1
+    while position < K * n:
+        for gap in sample_rng.geometric(q, fp._GAP_BLOCK):
+            position += int(gap)
+            if position < K * n:
+                masks[position] = True
+    return masks.reshape(K, n)
+
+
 def slow_admm(problem, *, mode, K, seed, gamma, relaxation, clip_C, sigma, q=None, path=None):
     """Algorithms 2, 3 and 4 with a Python loop over users; the engine's random streams."""
     n, p = problem.X.shape
     sample_rng, noise_rng = np.random.default_rng(seed).spawn(2)
+    masks = poisson_masks(sample_rng, q, n, K) if mode == "federated" else None
     u = np.zeros((n, p))
     ubar = np.zeros(p)
     z = prox_r(problem, ubar, gamma / n)
@@ -94,7 +109,7 @@ def slow_admm(problem, *, mode, K, seed, gamma, relaxation, clip_C, sigma, q=Non
         if mode == "centralized":
             users = list(range(n))
         elif mode == "federated":
-            users = list(np.flatnonzero(sample_rng.random(n) < q))
+            users = list(np.flatnonzero(masks[k]))
         else:
             users = [path[k]]
         xi = noise_rng.standard_normal((len(users), p)) if sigma > 0 else np.zeros((len(users), p))
@@ -111,7 +126,7 @@ def slow_admm(problem, *, mode, K, seed, gamma, relaxation, clip_C, sigma, q=Non
 def slow_prox_sgd(problem, *, K, seed, step, clip_C, sigma, q):
     n, p = problem.X.shape
     sample_rng, noise_rng = np.random.default_rng(seed).spawn(2)
-    masks = sample_rng.random((K, n)) < q
+    masks = poisson_masks(sample_rng, q, n, K)
     xi = noise_rng.standard_normal((K, p)) if sigma > 0 else np.zeros((K, p))
     z = np.zeros(p)
     zs = []
@@ -174,6 +189,43 @@ def test_a_batch_of_runs_gives_the_runs_one_by_one():
     sgd_runs = [dict(epsilon=e, seed=s, step=0.5, clip=0.3) for e in (0.5, math.inf) for s in (0, 1)]
     for r, trace in zip(sgd_runs, fp.run_many("dp_prox_sgd", problem, sgd_runs, delta=1e-5, iterations=10)):
         np.testing.assert_array_equal(dl.run("dp_prox_sgd", problem, delta=1e-5, iterations=10, **r).model, trace.model)
+
+
+def test_poisson_schedule_has_independent_bernoulli_rounds():
+    """Each user takes part in each round with probability q, independently: the share of trials, the
+    spread of the per-round count (Binomial(n, q)) and the correlation of consecutive trials."""
+    n, K, q = 50, 4000, 0.3
+    positions = fp._Schedule(np.random.default_rng(11), q, n).take(K * n)
+    masks = np.zeros(K * n)
+    masks[positions] = 1.0
+    N = masks.size
+    assert abs(masks.mean() - q) < 4 * math.sqrt(q * (1 - q) / N)
+    counts = masks.reshape(K, n).sum(axis=1)
+    assert counts.var() == pytest.approx(n * q * (1 - q), rel=0.1)
+    centred = masks - q
+    assert abs((centred[1:] * centred[:-1]).mean() / (q * (1 - q))) < 4 / math.sqrt(N)
+    # the same stream gives the same schedule whatever the chunks it is taken in
+    schedule = fp._Schedule(np.random.default_rng(11), q, n)
+    pieces = np.concatenate([schedule.take(end) for end in (7, 7, 1000, 123_457, K * n)])
+    np.testing.assert_array_equal(pieces, positions)
+
+
+@pytest.mark.parametrize("name", ["private_admm_federated", "private_admm", "dp_prox_sgd"])
+def test_results_do_not_depend_on_threads_or_chunks(name, monkeypatch):
+    problem = lasso()
+    extra = {"sampling_rate": 0.3} if name != "private_admm" else {}
+    options = dict(step=0.5, clip=0.3) if name == "dp_prox_sgd" else OPTIONS
+    runs = [dict(epsilon=e, seed=s, **options, **extra) for e in (0.5, math.inf) for s in (0, 3, 8)]
+    one, _ = fp.released_models(name, problem, runs, delta=1e-5, iterations=12, threads=1)
+    for threads in (2, 4):
+        many, _ = fp.released_models(name, problem, runs, delta=1e-5, iterations=12, threads=threads)
+        np.testing.assert_array_equal(many, one)
+    monkeypatch.setattr(fp, "_CHUNK_ELEMENTS", 64)  # a chunk of one round
+    monkeypatch.setattr(fp, "_GAP_BLOCK", 3)  # gaps drawn three at a time
+    small, _ = fp.released_models(name, problem, runs, delta=1e-5, iterations=12, threads=2)
+    np.testing.assert_array_equal(small, one)
+    traces = fp.run_many(name, problem, runs, delta=1e-5, iterations=12, threads=3)
+    np.testing.assert_array_equal(np.array([t.model for t in traces]), one)
 
 
 # ====================================================================== non-private behaviour
@@ -292,7 +344,7 @@ def test_federated_ledger_counts_the_participations_of_the_most_exposed_user():
     (event,) = trace.ledger
     # the schedule the run drew (its own sampling stream, replayed here): rounds each user took part in
     rng = np.random.default_rng(3).spawn(2)[0]
-    most = int((rng.random((50, 100)) < 0.1).sum(axis=0).max())
+    most = int(poisson_masks(rng, 0.1, 100, 50).sum(axis=0).max())
     assert event.count == most == trace.noise["participations_of_most_exposed_user"] and 1 < most < 50
     assert event.sampling_rate == 1.0
     theta, C = OPTIONS["relaxation"], OPTIONS["clip"]
@@ -322,12 +374,28 @@ def test_walk_ledger_counts_the_visits_of_the_most_visited_user():
 
 
 def test_dp_prox_sgd_ledger():
+    """Default: the exact replace-one pair (per-record bound C = 0.3) against dp-accounting's REPLACE_ONE, and
+    less noise than the add/remove analysis with 2C for the same budget, which stays available and sound."""
     problem = lasso(n=100)
-    trace = dl.run("dp_prox_sgd", problem, epsilon=1.0, delta=1e-5, iterations=40, clip=0.3, step=0.5)
+    common = dict(epsilon=1.0, delta=1e-5, iterations=40, clip=0.3, step=0.5)
+    trace = dl.run("dp_prox_sgd", problem, **common)
     (event,) = trace.ledger
-    assert event.sensitivity == pytest.approx(0.6) and event.noise == trace.noise["sigma"]
+    assert event.neighbours == "replace_one" and trace.params["neighbours"] == "replace_one"
+    assert event.sensitivity == pytest.approx(0.3) and event.noise == trace.noise["sigma"]
     assert event.sampling_rate == 0.1 and event.count == 40
-    assert trace.privacy.epsilon == pytest.approx(_dp_accounting_epsilon(event.noise / 0.6, 40, 1e-5, q=0.1), rel=0.02)
+    reference = _dp_accounting_epsilon(event.noise / 0.3, 40, 1e-5, q=0.1, relation="replace")
+    assert reference * 0.98 <= trace.privacy.epsilon <= 1.0
+    assert trace.privacy.epsilon == pytest.approx(reference, rel=0.02)
+    old = dl.run("dp_prox_sgd", problem, **common, neighbours="add_remove")
+    (old_event,) = old.ledger
+    assert old_event.neighbours == "add_remove" and old_event.sensitivity == pytest.approx(0.6)
+    assert old.privacy.epsilon == pytest.approx(_dp_accounting_epsilon(old_event.noise / 0.6, 40, 1e-5, q=0.1),
+                                                rel=0.02)
+    assert event.noise < old_event.noise
+    # the add/remove noise, accounted exactly as replace-one, spends less than the budget
+    assert _dp_accounting_epsilon(old_event.noise / 0.3, 40, 1e-5, q=0.1, relation="replace") < 0.99
+    with pytest.raises(ValueError, match="neighbours"):
+        dl.run("dp_prox_sgd", problem, **common, neighbours="swap")
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0])
@@ -489,8 +557,11 @@ def test_dp_sgd_sensitivity_is_twice_the_clip():
     norms = np.linalg.norm(grads, axis=1)
     clipped = grads * np.minimum(1, C / norms)[:, None]
     worst = max(np.linalg.norm(clipped[i] - clipped[j]) for i in range(50) for j in range(50))
-    assert worst <= trace.ledger[0].sensitivity * (1 + 1e-12)
-    assert worst >= 0.9 * trace.ledger[0].sensitivity
+    (event,) = trace.ledger
+    # replace-one: the event holds the per-record bound C; replacing the record moves the sum by up to 2C
+    assert event.neighbours == "replace_one" and np.linalg.norm(clipped, axis=1).max() <= event.sensitivity * (1 + 1e-12)
+    assert worst <= 2 * event.sensitivity * (1 + 1e-12)
+    assert worst >= 0.9 * 2 * event.sensitivity
 
 
 def test_rows_beyond_the_feature_bound_are_refused_unless_clipped():

@@ -97,8 +97,10 @@ reports both: ``privacy`` (the unified accountant on what was drawn) and ``priva
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import math
+import os
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -116,7 +118,7 @@ from ..trace import Trace, from_iterates
 
 __all__ = ["admm_consensus", "private_admm", "admm_federated", "private_admm_federated", "admm_walk",
            "private_admm_walk", "prox_sgd", "dp_prox_sgd", "run_many", "released_models", "noise_scale", "MODES",
-           "CALIBRATIONS", "PAPER"]
+           "CALIBRATIONS", "SGD_NEIGHBOURS", "THREADS", "PAPER"]
 
 #: The three trust models of the paper (Sec. 5.2–5.4).
 MODES = ("centralized", "federated", "walk")
@@ -129,8 +131,14 @@ _TASKS = ("lasso", "logistic-l1", "logistic-l2")
 # paper's Lasso picks small relaxations and clipping thresholds at small budgets.
 _ADMM_TUNING = {"rho": (1e-4, 3e-4, 1e-3, 3e-3), "relaxation": (0.1, 0.25, 0.5), "clip": (0.001, 0.003, 0.01, 0.03)}
 _WALK_TUNING = {**_ADMM_TUNING, "iterations": (1000, 10_000)}  # a walk step updates one user: more steps
+#: How DP-SGD's replace-one guarantee is accounted: the exact replace-one pair of the Poisson-subsampled
+#: Gaussian (default), or the looser add/remove analysis with sensitivity 2C (the library's first edition).
+SGD_NEIGHBOURS = ("replace_one", "add_remove")
 _SGD_TUNING = {"step": (0.03, 0.1, 0.3, 1.0), "clip": (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)}
-_CHUNK_ELEMENTS = 1 << 22  # participation draws pre-drawn per chunk of rounds (bounds memory)
+_CHUNK_ELEMENTS = 1 << 22  # noise drawn per chunk of rounds (bounds memory)
+#: Threads a batch of runs is split over by default (both cores of the book's machine; one per run at most).
+THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+_GAP_BLOCK = 1 << 14  # geometric gaps of the participation schedule drawn per call
 
 
 # ====================================================================== the data, per record
@@ -331,6 +339,18 @@ class _History:
         self.final = np.zeros((B, p))
         self.participations = None  # (B, n) rounds each user took part in (user sampling only)
 
+    @classmethod
+    def merge(cls, parts: list["_History"]) -> "_History":
+        """The history of a batch from those of its groups of runs (in run order)."""
+        out = cls.__new__(cls)
+        out.z = None if parts[0].z is None else np.concatenate([h.z for h in parts], axis=1)
+        out.violation = np.concatenate([h.violation for h in parts], axis=1)
+        out.clipped = np.concatenate([h.clipped for h in parts], axis=1)
+        out.final = np.concatenate([h.final for h in parts], axis=0)
+        out.participations = None if parts[0].participations is None else \
+            np.concatenate([h.participations for h in parts], axis=0)
+        return out
+
     def count(self, runs: np.ndarray, users: np.ndarray, B: int, n: int):
         """Add one participation for every (run, user) pair (Poisson-sampled rounds)."""
         if self.participations is None:
@@ -358,30 +378,63 @@ def _chunk(B: int, per_round: int, width: int, K: int) -> int:
     return int(max(1, min(K, _CHUNK_ELEMENTS // max(1, B * per_round * width))))
 
 
-def _participants(sample_rngs, sampling_rate, rounds: int, n: int):
-    """Poisson sampling for a chunk of rounds: (round, run, user) of every participant, round-major.
+class _Schedule:
+    """Poisson sampling of one run: who takes part in which round, drawn from the run's sampling stream.
 
-    Each user takes part in each round independently with probability q (its run's rate), drawn
-    from the run's own sampling stream.
+    Each user takes part in each round independently with probability q. Read the (round, user)
+    pairs in order — round 0's users 0 … n−1, then round 1's, … — as one sequence of Bernoulli(q)
+    trials: the gaps between consecutive participations are i.i.d. Geometric(q), so the stream
+    draws about ``qKn`` geometric gaps instead of ``Kn`` uniforms, and position t is user ``t mod n``
+    of round ``t // n``. Gaps are drawn in blocks of :data:`_GAP_BLOCK` and kept until used, so the
+    schedule depends on the stream only — not on how the rounds are chunked or batched.
     """
-    masks = np.stack([rng.random((rounds, n)) < q for rng, q in zip(sample_rngs, sampling_rate)], axis=1)
-    return np.nonzero(masks)
+
+    def __init__(self, rng: np.random.Generator, q: float, n: int):
+        self.rng, self.q, self.n = rng, float(q), n
+        self.pending = np.empty(0, dtype=np.int64)  # drawn positions not yet handed out
+        self.last = -1  # the last position drawn
+
+    def take(self, end: int) -> np.ndarray:
+        """The next participations before flat position ``end`` (ascending)."""
+        parts = [self.pending]
+        while self.last < end:  # a loop over blocks of gaps (rarely more than one per chunk)
+            positions = self.last + np.cumsum(self.rng.geometric(self.q, _GAP_BLOCK))
+            self.last = int(positions[-1])
+            parts.append(positions)
+        drawn = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        cut = int(np.searchsorted(drawn, end))
+        self.pending = drawn[cut:]
+        return drawn[:cut]
+
+
+def _participants(schedules, k0: int, rounds: int, n: int):
+    """Poisson sampling for rounds ``k0 … k0 + rounds − 1``: ``(round, run, user)`` of every
+    participant, round-major (then run, then user), and ``rows``: for each run, where its
+    participants are in that order, in the run's own order (round, user) — the order of its draws.
+    """
+    taken = [sch.take((k0 + rounds) * n) for sch in schedules]
+    sizes = np.array([len(t) for t in taken])
+    flat = np.concatenate(taken) - k0 * n
+    kk, ii = np.divmod(flat, n)
+    bb = np.repeat(np.arange(len(schedules)), sizes)
+    order = np.argsort(kk * len(schedules) + bb, kind="stable")  # merges the runs' sorted lists, round-major
+    where = np.empty_like(order)
+    where[order] = np.arange(len(order))
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    rows = [where[starts[b]:starts[b + 1]] for b in range(len(schedules))]
+    return kk[order], bb[order], ii[order], rows
 
 
 @functools.lru_cache(maxsize=1024)
 def _most_participations(seed: int, n: int, rounds: int, sampling_rate: float) -> int:
     """Rounds the most exposed user takes part in, over ``rounds`` Poisson-sampled rounds of a run.
 
-    Replays the run's sampling stream (:func:`_streams`) exactly as :func:`_participants` draws it —
-    the same uniforms in the same order, in chunks of rounds — so the count is known before the run
-    (the schedule does not depend on the data); :func:`_execute` checks it against the run.
+    Replays the run's sampling stream (:func:`_streams`) exactly as the run draws it
+    (:class:`_Schedule`), so the count is known before the run (the schedule does not depend on
+    the data); :func:`_execute` checks it against the run.
     """
-    rng = _streams([seed])[0][0]
-    counts = np.zeros(n, dtype=np.int64)
-    chunk = max(1, _CHUNK_ELEMENTS // n)
-    for k0 in range(0, rounds, chunk):  # a loop over chunks of rounds (bounds memory)
-        counts += np.count_nonzero(rng.random((min(chunk, rounds - k0), n)) < sampling_rate, axis=0)
-    return int(counts.max())
+    positions = _Schedule(_streams([seed])[0][0], sampling_rate, n).take(rounds * n)
+    return int(np.bincount(positions % n, minlength=n).max())
 
 
 def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int, seeds, sampling_rate=None,
@@ -394,6 +447,7 @@ def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int,
     """
     B, n, p, K = s.runs, records.n, records.p, iterations
     sample_rngs, noise_rngs = _streams(seeds)
+    schedules = [_Schedule(rng, q, n) for rng, q in zip(sample_rngs, sampling_rate)] if mode == "federated" else None
     scale = s.theta * s.sigma  # the noise added to a u-block: 2θ · ½σξ
     U = np.zeros((B * n, p))  # u_0 = 0: the u-blocks of all runs, run-major (row b·n + i)
     Ubar = np.zeros((B, p))  # the running mean of the u_i (the server's state)
@@ -407,11 +461,8 @@ def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int,
     for k0 in range(0, K, chunk):
         rounds = min(chunk, K - k0)
         if mode == "federated":  # Poisson sampling, round-major (round, run, user) triples
-            kk, bb, ii = _participants(sample_rngs, sampling_rate, rounds, n)
+            kk, bb, ii, rows = _participants(schedules, k0, rounds, n)
             history.count(bb, ii, B, n)
-            order = np.argsort(bb, kind="stable")  # each run's rows in its own order of draws
-            ends = np.concatenate([[0], np.cumsum(np.bincount(bb, minlength=B))])
-            rows = [order[ends[b]:ends[b + 1]] for b in range(B)]
             noise = _chunk_noise(noise_rngs, scale, rows, [(len(r), p) for r in rows], len(kk), p)
             bounds = np.searchsorted(kk, np.arange(rounds + 1))
         else:  # every user (centralized) or one user (walk) per run and round: layout (round, run, user)
@@ -460,12 +511,13 @@ def _prox_sgd_engine(records: _Records, *, step, clip, sigma, sampling_rate, ite
     """
     B, n, p, K = len(step), records.n, records.p, iterations
     sample_rngs, noise_rngs = _streams(seeds)
+    schedules = [_Schedule(rng, q, n) for rng, q in zip(sample_rngs, sampling_rate)]
     Z = np.zeros((B, p))
     history = _History(K, B, p, keep_iterates)
-    chunk = _chunk(B, n, 1, K)
+    chunk = _chunk(B, 1, p, K)  # the noise of a chunk: rounds × runs × p
     for k0 in range(0, K, chunk):
         rounds = min(chunk, K - k0)
-        kk, bb, ii = _participants(sample_rngs, sampling_rate, rounds, n)
+        kk, bb, ii, _ = _participants(schedules, k0, rounds, n)
         bounds = np.searchsorted(kk, np.arange(rounds + 1))
         layout = np.arange(rounds * B).reshape(rounds, B)
         noise = _chunk_noise(noise_rngs, sigma, [layout[:, b] for b in range(B)], [(rounds, p)] * B, rounds * B, p)
@@ -493,12 +545,14 @@ def _difference_bound(problem, gamma: float, clip: float) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _noise_multiplier(epsilon: float, delta: float, count: int, sampling_rate: float) -> float:
-    """σ/Δ that meets (ε, δ) for ``count`` Gaussian releases at ``sampling_rate`` (unified accountant)."""
+def _noise_multiplier(epsilon: float, delta: float, count: int, sampling_rate: float,
+                      neighbours: str = "add_remove") -> float:
+    """σ/Δ that meets (ε, δ) for ``count`` Gaussian releases at ``sampling_rate`` (unified accountant);
+    for ``neighbours="replace_one"`` Δ is the per-record bound C (a replaced record moves the release by 2C)."""
     from ..accounting import calibrate_ledger
 
-    return calibrate_ledger([PrivacyEvent("gaussian", 1.0, 1.0, count=count, sampling_rate=sampling_rate)],
-                            epsilon, delta)
+    return calibrate_ledger([PrivacyEvent("gaussian", 1.0, 1.0, count=count, sampling_rate=sampling_rate,
+                                          neighbours=neighbours)], epsilon, delta)
 
 
 def _admm_ledger(mode, *, sensitivity, noise, iterations, visits) -> list[PrivacyEvent]:
@@ -658,7 +712,9 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
             if calibration == "paper":
                 raise ValueError("calibration must be 'accountant' for DP-SGD: the paper states no theorem for its "
                                  "baseline (Prop. 1 only recovers the algorithm)")
-            setting = dict(step=step, clip=clip, sampling_rate=sampling_rate)
+            neighbours = check.choice("neighbours", o.pop("neighbours", "replace_one"), SGD_NEIGHBOURS) \
+                if private else "replace_one"
+            setting = dict(step=step, clip=clip, sampling_rate=sampling_rate, neighbours=neighbours)
             bound = 2.0 * (clip if math.isfinite(clip) else problem.lipschitz)  # replace-one, gradient sum
             if private and not math.isfinite(clip):
                 problem.check_feature_bound(name)  # the bound is the public L = feature_bound
@@ -690,9 +746,9 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
         setting.update(epsilon=epsilon, seed=seed, calibration=calibration)
         sigma, ledger, paper, extra = 0.0, [], None, {}
         if private and not math.isinf(epsilon):
-            if mode is None:
-                sensitivity, scale = bound, 1.0
-                count = iterations
+            if mode is None:  # replace-one: the per-record bound C (the pair's ±C); add/remove: 2C
+                sensitivity = bound / 2 if setting["neighbours"] == "replace_one" else bound
+                scale, count = 1.0, iterations
             else:
                 theta = setting["relaxation"]
                 sensitivity, scale = 2.0 * theta * bound, theta  # noise on u is θσ
@@ -706,12 +762,16 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
                               iterations=iterations, sampling_rate=q, visits=setting.get("visits"),
                               complete=setting.get("topology") == "complete")
             if calibration == "accountant":
-                sigma = _noise_multiplier(epsilon, delta, count, q if mode is None else 1.0) * sensitivity / scale
+                sigma = _noise_multiplier(epsilon, delta, count, q if mode is None else 1.0,
+                                          setting["neighbours"] if mode is None else "add_remove") * sensitivity / scale
             else:
                 sigma = _paper_sigma(epsilon, mode=mode, **paper_args)
             if mode is None:
-                ledger = [PrivacyEvent("gaussian", sensitivity, sigma, count=iterations, sampling_rate=q,
-                                       note="sum of clipped gradients of the Poisson-sampled users (replace-one)")]
+                exact = setting["neighbours"] == "replace_one"
+                ledger = [PrivacyEvent(
+                    "gaussian", sensitivity, sigma, count=iterations, sampling_rate=q, neighbours=setting["neighbours"],
+                    note="sum of clipped gradients of the Poisson-sampled users (replace-one: "
+                         + ("the exact pair, per-record bound C)" if exact else "recorded as add/remove with 2C)"))]
             else:
                 ledger = _admm_ledger(mode, sensitivity=sensitivity, noise=scale * sigma, iterations=iterations,
                                       visits=count)
@@ -727,17 +787,43 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
     return plan, (np.stack(paths) if paths else None)
 
 
-def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates) -> _History:
+def _thread_count(threads, B: int, mode) -> int:
+    """Threads for a batch of B runs: ``threads`` (default :data:`THREADS`), at most one per run; one for
+    the walk (a single walk runs on vectors) and while an audit intercepts the draws (it logs them in order)."""
+    threads = THREADS if threads is None else check.count("threads", threads)
+    if mode == "walk" or getattr(mechanisms.gaussian, "__wrapped__", None) is not None:
+        return 1
+    return max(1, min(threads, B))
+
+
+def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates, threads=None) -> _History:
+    """Run the plan's batch: independent runs, split over threads (numpy releases the GIL while it
+    draws and computes), each run from its own streams — the result does not depend on ``threads``."""
     records = _records(problem, plan.name)
     column = lambda key: np.array([s[key] for s in plan.settings], dtype=float)
     seeds = [s["seed"] for s in plan.settings]
+    B = len(seeds)
+
+    def engine(runs: np.ndarray) -> _History:
+        pick = lambda key: column(key)[runs]  # noqa: E731
+        group = [seeds[b] for b in runs]
+        if plan.mode is None:
+            return _prox_sgd_engine(records, step=pick("step"), clip=pick("clip"), sigma=plan.sigma[runs],
+                                    sampling_rate=pick("sampling_rate"), iterations=iterations, seeds=group,
+                                    keep_iterates=keep_iterates)
+        settings = _Settings(pick("gamma"), pick("relaxation"), pick("clip"), plan.sigma[runs])
+        return _admm_engine(records, settings, mode=plan.mode, iterations=iterations, seeds=group,
+                            sampling_rate=pick("sampling_rate"), paths=None if paths is None else paths[runs],
+                            keep_iterates=keep_iterates)
+
+    T = _thread_count(threads, B, plan.mode)
+    if T == 1:
+        history = engine(np.arange(B))
+    else:  # independent runs in T groups, one thread each
+        with concurrent.futures.ThreadPoolExecutor(T) as pool:
+            history = _History.merge(list(pool.map(engine, np.array_split(np.arange(B), T))))
     if plan.mode is None:
-        return _prox_sgd_engine(records, step=column("step"), clip=column("clip"), sigma=plan.sigma,
-                                sampling_rate=column("sampling_rate"), iterations=iterations, seeds=seeds,
-                                keep_iterates=keep_iterates)
-    settings = _Settings(column("gamma"), column("relaxation"), column("clip"), plan.sigma)
-    history = _admm_engine(records, settings, mode=plan.mode, iterations=iterations, seeds=seeds,
-                           sampling_rate=column("sampling_rate"), paths=paths, keep_iterates=keep_iterates)
+        return history
     if plan.mode == "federated":  # the ledger counted the schedule before the run: it must be the run's
         planned = np.array([e.get("participations_of_most_exposed_user", -1) for e in plan.extra])
         drawn = history.participations.max(axis=1)
@@ -754,7 +840,8 @@ def _test_objective(problem, Z) -> np.ndarray | None:
     return problem.data_loss(Z, problem.X_test, problem.y_test) + problem.lam * problem.regularizer_value(Z)
 
 
-def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5, iterations: int = 100) -> list[Trace]:
+def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5, iterations: int = 100,
+             threads: int | None = None) -> list[Trace]:
     """Run algorithm ``name`` of this module once per entry of ``runs``, all at once.
 
     Parameters
@@ -768,6 +855,8 @@ def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5
         (``gamma``, ``relaxation``, ``clip``, ``sampling_rate``, ``step``, …).
     delta, iterations
         Shared by every run.
+    threads
+        Threads the runs are split over (default :data:`THREADS`); the traces do not depend on it.
 
     Returns
     -------
@@ -776,12 +865,12 @@ def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5
         iterates (each run has its own random streams).
     """
     plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
-    history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=True)
+    history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=True, threads=threads)
     return [_trace(plan, problem, history, b, delta=delta) for b in range(len(plan.settings))]
 
 
 def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5,
-                    iterations: int = 100) -> tuple[np.ndarray, list[dict]]:
+                    iterations: int = 100, threads: int | None = None) -> tuple[np.ndarray, list[dict]]:
     """Like :func:`run_many`, but keep only each run's released model ``z_K`` (fast sweeps).
 
     Returns
@@ -793,7 +882,7 @@ def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float
         ledger) and ``epsilon_paper`` (the paper's claim; ``nan`` for DP-SGD).
     """
     plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
-    history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=False)
+    history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=False, threads=threads)
     info = []
     for b, setting in enumerate(plan.settings):
         ledger = plan.ledgers[b]
@@ -1008,8 +1097,13 @@ def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **o
     and noise ``(β/2)·σ/(qn)``, followed by the prox of the regulariser. ``rho`` is not used.
 
     Options: ``step`` η > 0 (default ``1/problem.public_smoothness``), ``clip`` C (required on
-    the squared loss), ``sampling_rate`` q ∈ (0, 1] (default 0.1). The ledger: K
-    Poisson-subsampled Gaussian releases of the clipped sum, sensitivity 2C, noise σ. This is the
+    the squared loss), ``sampling_rate`` q ∈ (0, 1] (default 0.1), ``neighbours`` (how the
+    replace-one guarantee is accounted, :data:`SGD_NEIGHBOURS`). The ledger: K Poisson-subsampled
+    Gaussian releases of the clipped sum, noise σ. The paper's neighbours are replace-one (one
+    record replaced, Sec. 2), and by default (``neighbours="replace_one"``) each release is the exact
+    replace-one pair ``q·N(+C, σ²) + (1 − q)·N(0, σ²)`` against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``,
+    sensitivity C per record; ``"add_remove"`` records the same releases as add/remove with
+    sensitivity 2C (sound, looser: more noise for the same ε). This is the
     subsampled Gaussian mechanism exactly, for every n ≥ 1: the server draws σξ every round
     whoever takes part (even nobody), so the noise that hides whether a user took part is always
     there, and the gradients are taken at z, a function of the past releases (no user keeps a
