@@ -228,3 +228,54 @@ def test_bfgs_corrections_kept_as_factors_satisfy_the_secant_equation(logistic_l
         assert solver._pending == 2 * ((done + update + 1) % graph.BFGS_BATCH)
         dense = np.stack([solver._apply(e) for e in np.eye(logistic_l2.d)[:, None, :].repeat(4, axis=1)], axis=-1)
         assert np.allclose(dense, dense.transpose(0, 2, 1), atol=1e-10)
+
+
+# ---------------------------------------------------------------------- the chapter's runs: pinned, and on threads
+@pytest.fixture(scope="module")
+def adult_small():
+    """The chapter's data path: Adult's sparse one-hot rows (the block-diagonal sparse products)."""
+    X, y, X_test, y_test = datasets.load_adult()
+    return problems.logistic(X[:2000], y[:2000], 1e-4, "l2", X_test=X_test[:2000], y_test=y_test[:2000])
+
+
+#: Numbers of the implementation before issue 26 (commit 5a8f2ac) for the run below: the first three
+#: weights of the network's average model, the empirical loss and the test error after the last iteration.
+PINNED = {
+    "admm_graph": ([-0.21905469817700457, 0.004326669215046966, -0.1031206278644494], 0.5028686258092588, 0.253),
+    "dvp_graph": ([-0.1065735124619612, -0.5582564792969384, -0.8712739287261402], 0.5929095123957728, 0.256),
+    "pvp_graph": ([-0.897777616916058, -0.3357863019977632, -0.18333942499877126], 0.8135635492460367, 0.2555),
+}
+
+
+@pytest.mark.parametrize("name", list(PINNED))
+def test_adult_runs_match_the_previous_implementation(adult_small, name):
+    """A speed-up must leave the chapter's numbers where they were (to the solver's tolerance: the
+    single-precision Hessians that precondition the solves may round differently on another CPU)."""
+    extra = {} if name == "admm_graph" else {"epsilon": 4.0, "delta": 1e-5}
+    trace = dl.run(name, adult_small, rho=0.1, iterations=12, topology="ring", n_agents=10, seed=3, **extra)
+    model, loss, error = PINNED[name]
+    np.testing.assert_allclose(trace.model[:3], model, rtol=1e-7, atol=1e-10)
+    assert trace.metrics["empirical_loss"][-1] == pytest.approx(loss, rel=1e-9)
+    assert trace.metrics["test_error"][-1] == pytest.approx(error, abs=1e-12)
+
+
+def test_parallel_runs_give_the_same_rows_on_one_or_two_threads(adult_small):
+    import threading
+
+    import pandas as pd
+
+    def task(algorithm, seed):
+        trace = dl.run(algorithm, adult_small, epsilon=2.0, delta=1e-5, rho=0.1, iterations=6, topology="ring",
+                       n_agents=10, seed=seed)
+        return {"loss": trace.metrics["empirical_loss"][-1], "error": trace.metrics["test_error"][-1],
+                "models": trace.params["local_models"].tobytes(), "thread": threading.get_ident()}
+
+    grid = {"algorithm": ["dvp_graph", "pvp_graph"]}
+    serial = dl.sweep.grid(task, grid, seeds=range(4), name="threads", cache=False, progress=False)
+    with graph.parallel_runs(2):
+        threaded = dl.sweep.grid(task, grid, seeds=range(4), name="threads", cache=False, progress=False)
+    assert threaded["thread"].nunique() == 2 and serial["thread"].nunique() == 1  # it did run on two threads
+    pd.testing.assert_frame_equal(serial.drop(columns="thread"), threaded.drop(columns="thread"), check_exact=True)
+    with pytest.raises(ValueError, match="n_jobs"):
+        with graph.parallel_runs(0):
+            pass

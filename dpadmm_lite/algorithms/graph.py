@@ -82,7 +82,9 @@ reduction to (10)–(11) is Lemma 2 of Forero, Cano & Giannakis, JMLR 2010.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -96,10 +98,10 @@ from .. import datasets, topology as topologies
 from ..problems import Agents, Problem, make_agents, soft_threshold
 from ..registry import register
 from ..trace import Trace, from_iterates
-from ._blas import one_blas_thread
+from ._blas import one_blas_thread, single_blas_thread
 
 __all__ = ["admm_graph", "LocalData", "local_data", "LocalSolver", "LocalSolution", "consensus_violation",
-           "neighbour_distances", "network", "Network", "Record", "finish", "solved_loss"]
+           "neighbour_distances", "network", "Network", "Record", "finish", "solved_loss", "parallel_runs"]
 
 #: Below this fraction of non-zero features the products run on one block-diagonal sparse matrix.
 SPARSE_BELOW = 0.3
@@ -253,15 +255,17 @@ class LocalData:
 
 
 _CACHE: "weakref.WeakKeyDictionary[Problem, dict]" = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()  # runs on several threads (parallel_runs) share the cache
 
 
 def local_data(problem: Problem, owner) -> LocalData:
-    """Stack ``problem``'s data by ``owner`` (cached per problem and split)."""
+    """Stack ``problem``'s data by ``owner`` (cached per problem and split; safe to call from threads)."""
     owner = np.asarray(owner)
     key = (owner.shape, owner.tobytes(), id(problem.X))
-    per_problem = _CACHE.setdefault(problem, {})
-    if key in per_problem:
-        return per_problem[key]
+    with _CACHE_LOCK:
+        cached = _CACHE.setdefault(problem, {}).get(key)
+    if cached is not None:
+        return cached
     agents = make_agents(problem, owner)
     block = None
     nonzero = np.count_nonzero(problem.X)
@@ -271,10 +275,38 @@ def local_data(problem: Problem, owner) -> LocalData:
         agent = np.repeat(np.arange(N * m_max) // m_max, np.diff(flat.indptr))  # agent of each non-zero
         block = scipy.sparse.csr_matrix((flat.data, flat.indices + agent * d, flat.indptr), shape=(N * m_max, N * d))
     data = LocalData(agents, agents.n_agents * agents.sizes / problem.n, block)
-    if len(per_problem) >= 4:  # a handful of splits per problem is plenty (live panels, sweeps)
-        per_problem.pop(next(iter(per_problem)))
-    per_problem[key] = data
+    with _CACHE_LOCK:
+        per_problem = _CACHE.setdefault(problem, {})
+        if key in per_problem:  # another thread stacked the same split meanwhile: share its copy
+            return per_problem[key]
+        if len(per_problem) >= 4:  # a handful of splits per problem is plenty (live panels, sweeps)
+            per_problem.pop(next(iter(per_problem)))
+        per_problem[key] = data
     return data
+
+
+@contextlib.contextmanager
+def parallel_runs(n_jobs: int = 2):
+    """Run the :func:`dpadmm_lite.sweep.grid` calls inside the block on ``n_jobs`` threads of this process.
+
+    A graph run spends most of its time in sparse products and array operations that release
+    the GIL, so two runs on two threads take little more than one; the threads share the
+    problems (and their reference optima) and the stacked data of this process, so nothing is
+    pickled or rebuilt, as it would be for worker processes. BLAS is held at one thread for the
+    whole block (each run limits it on entry and restores it on exit, which on concurrent threads
+    would otherwise restore the default under a run still going). Every run is seeded and shares
+    no mutable state with the others, so the rows are the same for every ``n_jobs``
+    (``tests/test_graph.py`` checks it bit for bit).
+
+    >>> with parallel_runs(2):  # doctest: +SKIP
+    ...     frame = dl.sweep.grid(task, {"epsilon": [1.0, 4.0]}, seeds=range(10), name="runs")
+    """
+    import joblib
+
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a whole number >= 1 (threads), got {n_jobs!r}")
+    with single_blas_thread(), joblib.parallel_config(backend="threading", n_jobs=n_jobs):
+        yield
 
 
 # ---------------------------------------------------------------------- the local problems (10)
