@@ -96,8 +96,9 @@ def poisson_masks(sample_rng, q, n, K):
     return masks.reshape(K, n)
 
 
-def slow_admm(problem, *, mode, K, seed, gamma, relaxation, clip_C, sigma, q=None, path=None):
-    """Algorithms 2, 3 and 4 with a Python loop over users; the engine's random streams."""
+def slow_admm(problem, *, mode, K, seed, gamma, relaxation, clip_C, sigma, q=None, path=None, diagnostics=None):
+    """Algorithms 2, 3 and 4 with a Python loop over users; the engine's random streams. ``diagnostics``
+    (a list) receives per round the RMS of ‖x_i − z‖ over the users that took part and the share clipped."""
     n, p = problem.X.shape
     sample_rng, noise_rng = np.random.default_rng(seed).spawn(2)
     masks = poisson_masks(sample_rng, q, n, K) if mode == "federated" else None
@@ -113,13 +114,17 @@ def slow_admm(problem, *, mode, K, seed, gamma, relaxation, clip_C, sigma, q=Non
         else:
             users = [path[k]]
         xi = noise_rng.standard_normal((len(users), p)) if sigma > 0 else np.zeros((len(users), p))
+        distances = []
         for row, i in enumerate(users):
             x = prox_record(problem, i, 2 * z - u[i], gamma / n)  # (6)
+            distances.append(np.linalg.norm(x - z))
             du = 2 * relaxation * (clip(x - z, clip_C) + 0.5 * sigma * xi[row])  # (7)
             u[i] += du
             ubar += du / n  # the server's running mean
         z = prox_r(problem, ubar, gamma / n)  # (5), for the next round
         zs.append(z.copy())
+        if diagnostics is not None and distances:
+            diagnostics.append((math.sqrt(np.mean(np.square(distances))), np.mean(np.array(distances) > clip_C)))
     return np.array(zs)
 
 
@@ -156,6 +161,23 @@ def test_vectorised_updates_equal_the_per_user_loop(make, name, mode):
                           clip_C=OPTIONS["clip"], sigma=trace.noise["sigma"], q=extra.get("sampling_rate"), path=path)
     np.testing.assert_allclose(trace.objective, problem.objective(reference), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(trace.model, reference[-1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, mode", [("private_admm", "centralized"), ("private_admm_federated", "federated")])
+def test_clipped_share_and_distance_per_round_are_the_per_user_loops(name, mode):
+    """The chapter's diagnostics: per round, the share of the users taking part whose x_i − z is clipped and
+    the RMS of ‖x_i − z‖ over them (``metrics["clipped_fraction"]``, ``consensus_violation``)."""
+    problem = lasso()
+    extra = {"sampling_rate": 0.5} if mode == "federated" else {}
+    options = {**OPTIONS, "clip": 0.05}  # some users clipped, some not
+    trace = dl.run(name, problem, epsilon=2.0, delta=1e-5, iterations=10, seed=4, **options, **extra)
+    rows = []
+    slow_admm(problem, mode=mode, K=10, seed=4, gamma=options["gamma"], relaxation=options["relaxation"],
+              clip_C=options["clip"], sigma=trace.noise["sigma"], q=extra.get("sampling_rate"), diagnostics=rows)
+    rms, share = np.array(rows).T
+    assert 0 < share.min() and share.max() == 1  # the check sees both cases
+    np.testing.assert_allclose(trace.consensus_violation, rms, rtol=1e-9)
+    np.testing.assert_array_equal(trace.metrics["clipped_fraction"], share)
 
 
 @pytest.mark.parametrize("make", [lasso, logistic], ids=["lasso", "logistic"])

@@ -105,7 +105,6 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-import scipy.sparse
 from scipy.special import expit
 
 from .. import _validate as check
@@ -280,10 +279,12 @@ class _Round:
         self.flat = runs * n + users  # row of the pair in the (B·n, p) stack of u-blocks
 
     def sum(self, values: np.ndarray, B: int) -> np.ndarray:
-        """Sum the pairs' rows per run: shape (B, …) (a sparse 0/1 matrix times the rows, row by row)."""
-        m = len(self.runs)
-        indicator = scipy.sparse.csr_matrix((np.ones(m), np.arange(m), self.starts), shape=(B, m))
-        return np.asarray(indicator @ values)
+        """Sum the pairs' rows per run: shape (B, …), each run's rows added one after the other."""
+        out = np.zeros((B,) + values.shape[1:])
+        taking = np.flatnonzero(self.counts)
+        if taking.size:
+            out[taking] = np.add.reduceat(values, self.starts[taking], axis=0)
+        return out
 
 
 def _admm_block_update(records: _Records, U, Z, users, runs, s: _Settings, noise):
