@@ -37,7 +37,7 @@ def _int_split(orders_bytes: bytes):
 def _binomial_table(int_orders: tuple[int, ...]):
     """Flattened binomial expansion of A_α for integer orders (ragged rows, one per order)."""
     alphas = np.asarray(int_orders, dtype=np.int64)
-    lengths = alphas + 1
+    lengths = (alphas + 1).astype(np.intp)  # np.repeat takes platform ints: 32-bit in WebAssembly
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     alpha_rep = np.repeat(alphas, lengths).astype(float)
     i = (np.arange(lengths.sum()) - np.repeat(starts, lengths)).astype(float)
