@@ -24,7 +24,7 @@ import numpy as np
 from . import datasets, problems, topology
 from .registry import run
 
-__all__ = ["PANELS", "admm_consensus", "run_panel"]
+__all__ = ["PANELS", "accountants", "admm_consensus", "run_panel"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,6 +80,50 @@ def admm_consensus(rho: float = 0.03, topology_name: str = "ring", n_agents: int
     return {"rows": rows, "summary": trace.summary()}
 
 
+def accountants(noise_multiplier: float = 1.0, sampling_rate: float = 0.01, delta: float = 1e-5,
+                iterations: int = 100) -> dict[str, Any]:
+    """ε after T releases of the (subsampled) Gaussian mechanism by two accountants, Rényi DP and
+    the privacy loss distribution, plus the exact μ-GDP value without sampling (book/privacy.ipynb,
+    "The same noise, two accountants"), as the rows of that chapter's chart.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        σ/Δ in [0.3, 20].
+    sampling_rate : float
+        q in [0.001, 1] (values above 0.999 count as 1: no sampling).
+    delta : float
+        δ in [1e-8, 1e-2].
+    iterations : int
+        The last T shown, in [1, 1000].
+    """
+    from . import accounting as acc
+
+    for name, value, lo, hi in (("noise_multiplier", noise_multiplier, 0.3, 20.0),
+                                ("sampling_rate", sampling_rate, 1e-3, 1.0), ("delta", delta, 1e-8, 1e-2)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {value!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or not 1 <= iterations <= 1000:
+        raise ValueError(f"iterations must be an integer in [1, 1000], got {iterations!r}")
+    z, delta = float(noise_multiplier), float(delta)
+    q = 1.0 if sampling_rate > 0.999 else float(sampling_rate)
+    rows = []
+    for k in (int(k) for k in _shown_at(int(iterations), 12)):
+        found = {"Rényi DP": acc.rdp_gaussian_epsilon(z, k, delta, q),
+                 "privacy loss distribution": acc.pld_gaussian_epsilon(z, k, delta, q)}
+        if q == 1.0:
+            found["μ-GDP (exact)"] = acc.gdp_epsilon(math.sqrt(k) / z, delta)
+        rows += [{"T": k, "accountant": name, "epsilon": float(eps), "noise_multiplier": z,
+                  "sampling_rate": q, "delta": delta} for name, eps in found.items()]
+    last = {r["accountant"]: r["epsilon"] for r in rows if r["T"] == rows[-1]["T"]}
+    summary = (f"after T = {rows[-1]['T']} releases: RDP ε = {last['Rényi DP']:.4g}, "
+               f"PLD ε = {last['privacy loss distribution']:.4g} (RDP over-reports by "
+               f"{last['Rényi DP'] / last['privacy loss distribution'] - 1:.1%})")
+    if q == 1.0:
+        summary += f", exact ε = {last['μ-GDP (exact)']:.4g}"
+    return {"rows": rows, "summary": summary}
+
+
 #: Every live panel: the chapter (page name under book/), the title of the static chart whose
 #: spec the page reuses, the library function, and its controls (name, kind, default, range or
 #: options, and how the page shows it: a log slider moves by ``step`` in log₁₀ units).
@@ -94,6 +138,18 @@ PANELS: dict[str, dict[str, Any]] = {
              "options": [[topology.label(n), n] for n in topology.NAMES]},
             {"name": "n_agents", "label": "N", "kind": "int", "value": 10, "min": 2, "max": 30},
             {"name": "iterations", "label": "T", "kind": "int", "value": 60, "min": 5, "max": 200},
+        ],
+    },
+    "privacy": {
+        "page": "book/privacy",
+        "chart": "The same noise, two accountants",
+        "function": "accountants",
+        "controls": [
+            {"name": "noise_multiplier", "label": "σ/Δ", "kind": "log", "value": 1.0, "min": 0.3, "max": 20.0,
+             "step": 0.05},
+            {"name": "sampling_rate", "label": "q", "kind": "log", "value": 0.01, "min": 1e-3, "max": 1.0, "step": 0.1},
+            {"name": "delta", "label": "δ", "kind": "log", "value": 1e-5, "min": 1e-8, "max": 1e-2, "step": 1.0},
+            {"name": "iterations", "label": "T", "kind": "int", "value": 100, "min": 1, "max": 1000},
         ],
     },
 }

@@ -164,6 +164,29 @@ def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, bro
         visit.close()
 
 
+def test_the_accountants_panel_runs_live_too(site_dir, server, browser):
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        page.goto(f"{server}/book/privacy.html", wait_until="load")
+        page.locator(".dpadmm-live[data-live-panel='privacy'] button").click()
+        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
+        before = _chart_rows(page)
+        native = live.run_panel("privacy", {})
+        assert [r["epsilon"] for r in before] == pytest.approx([r["epsilon"] for r in native["rows"]], rel=1e-9)
+        page.locator("#dpadmm-live-noise_multiplier").evaluate(
+            "(el) => { el.value = String(Number(el.value) + 4 * Number(el.step)); el.dispatchEvent(new Event('input')); }")
+        page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveRuns === '2'", timeout=30_000)
+        after = _chart_rows(page)
+        assert {r["noise_multiplier"] for r in after} == {round(10 ** 0.2, 2)}  # σ/Δ moved 4 steps of 10^0.05
+        pairs = list(zip(after, before))  # the same T and accountants, in the same order
+        assert all(a["T"] == b["T"] and a["epsilon"] <= b["epsilon"] for a, b in pairs)  # more noise, less ε
+        assert any(a["epsilon"] < b["epsilon"] for a, b in pairs)
+        assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
+    finally:
+        visit.close()
+
+
 def test_without_webassembly_the_panel_says_so_and_keeps_the_precomputed_chart(site_dir, server, browser):
     visit = Visit(browser, init_script="delete window.WebAssembly;")
     try:
@@ -182,6 +205,13 @@ def test_the_panels_pages_are_the_pages_that_load_the_live_scripts():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     pages = config["sphinx"]["config"]["html_context"]["dpadmm_live_pages"]
     assert sorted(pages) == sorted(p["page"] for p in live.PANELS.values())
+
+
+def test_each_panel_finds_its_chart_on_its_page(site_dir):
+    for name, panel in live.PANELS.items():
+        html = (site_dir / f"{panel['page']}.html").read_text()
+        assert f'data-name="{panel["chart"]}"' in html, (name, panel["chart"])
+        assert "_static/live/live.js" in html
 
 
 def _fake_lock_and_carrier(tmp_path, content: bytes, listed: bytes):

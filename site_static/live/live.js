@@ -33,8 +33,8 @@
   function canRun() { return typeof WebAssembly === "object" && typeof Worker === "function"; }
 
   // The chart's spec without its sliders: the layer that filters by them draws the live rows
-  // (dataset "live"), layers that only caption the sliders' values go.
-  function liveSpec(spec) {
+  // (dataset "live", first drawn with `rows`), layers that only caption the sliders' values go.
+  function liveSpec(spec, rows) {
     spec = JSON.parse(JSON.stringify(spec));
     var params = (spec.params || []).map(function (p) { return p.name; });
     var uses = function (obj) {
@@ -59,7 +59,7 @@
     });
     if (spec.layer) spec.layer = kept;
     else spec.data = { name: "live" };
-    spec.datasets = { live: [] };
+    spec.datasets = { live: rows };
     spec.title = (typeof spec.title === "string" ? spec.title : "") + " (live)";
     spec.description = spec.title;
     return spec;
@@ -103,7 +103,10 @@
   function build(name, panel) {
     var target = document.querySelector('.dpadmm-vega[data-name="' + panel.chart.replace(/"/g, '\\"') + '"]');
     var specNode = target && document.querySelector('script.dpadmm-vega-spec[data-target="' + target.id + '"]');
-    if (!target || !specNode) return;
+    if (!target || !specNode) {  // the chapter's chart was renamed: dpadmm_lite.live.PANELS must follow
+      console.error("live panel " + name + ": this page has no chart named " + panel.chart);
+      return;
+    }
     var box = el("div", { class: "dpadmm-live", "data-live-panel": name });
     var intro = el("p", { class: "dpadmm-live-intro" });
     var button = el("button", { type: "button", class: "dpadmm-live-button" },
@@ -168,12 +171,13 @@
       } else if (msg.type === "result") {
         try {
           if (!view) {
-            var result = await window.vegaEmbed(chart, liveSpec(JSON.parse(specNode.textContent)),
+            var result = await window.vegaEmbed(chart, liveSpec(JSON.parse(specNode.textContent), msg.result.rows),
                                                 { actions: false, renderer: "svg" });
             view = result.view;
+          } else {
+            view.data("live", msg.result.rows);
+            await view.runAsync();
           }
-          view.data("live", msg.result.rows);
-          await view.runAsync();
         } catch (err) {
           status.textContent = "The live chart could not be drawn: " + err;
           console.error(err);
