@@ -172,17 +172,20 @@ class LocalData:
         if self.agents.problem.loss == "squared":
             slope = np.where(mask, Z - y, 0.0)
             ell = 0.5 * slope**2
-        else:
+        else:  # in place where it can be: the same operations as before, half the time (issue 26)
             u = y * Z
+            below = u >= 0
+            np.logical_not(below, out=below)  # u < 0 (NaN counts as below, as np.where(u >= 0, …) did)
             e = np.abs(u)
             np.negative(e, out=e)
             np.exp(e, out=e)  # e^{−|u|}
             ell = np.log1p(e)
-            ell -= np.minimum(u, 0.0)  # + max(−u, 0)
-            slope = np.where(u >= 0, e, 1.0)
+            ell -= np.minimum(u, 0.0, out=u)  # + max(−u, 0)
+            slope = e.copy()  # σ(−u)·(1 + e^{−|u|}): e^{−|u|} for u ≥ 0, 1 for u < 0
+            slope[below] = 1.0
             e += 1.0
             slope /= e
-            slope *= -y  # −b σ(−u), stable on both sides
+            slope *= self._negative_y  # −b σ(−u), stable on both sides
             if not self._full:
                 ell = np.where(mask, ell, 0.0)
                 slope = np.where(mask, slope, 0.0)
@@ -208,6 +211,10 @@ class LocalData:
         s = self.weights[:, None] / self.sizes[:, None] * np.where(self.agents.mask, p._curvature_of_margin(Z), 0.0)
         A = self._X32 * np.sqrt(s).astype(np.float32)[:, :, None]
         return np.matmul(A.transpose(0, 2, 1), A).astype(float)
+
+    @cached_property
+    def _negative_y(self) -> np.ndarray:
+        return -self.agents.y
 
     @cached_property
     def _X32(self) -> np.ndarray:
