@@ -200,6 +200,19 @@ def test_without_webassembly_the_panel_says_so_and_keeps_the_precomputed_chart(s
         visit.close()
 
 
+def test_loading_longer_than_the_limit_stops_and_keeps_the_precomputed_chart(site_dir, server, browser):
+    visit = Visit(browser, init_script="window.DPADMM_LIVE_LOAD_LIMIT_S = 0.5;")
+    try:
+        visit.page.goto(f"{server}/book/admm.html", wait_until="load")
+        visit.page.locator(".dpadmm-live button").click()
+        visit.page.wait_for_selector(".dpadmm-live[data-live-fallback='timeout']", timeout=20_000)
+        assert "took longer than 0.5 s" in visit.page.locator(".dpadmm-live-status").inner_text()
+        assert visit.page.locator(".dpadmm-live[data-live-ready]").count() == 0
+        assert visit.page.locator(".dpadmm-vega[data-drawn='done']").count() >= 1
+    finally:
+        visit.close()
+
+
 # ----------------------------------------------------------------------------- without a browser
 def test_the_panels_pages_are_the_pages_that_load_the_live_scripts():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
