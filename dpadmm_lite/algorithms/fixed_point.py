@@ -298,7 +298,8 @@ def _admm_block_update(records: _Records, U, Z, users, runs, s: _Settings, noise
     W = Z - E  # the prox point 2z_{k+1} − u_{k,i}
     a = records.X[users]
     c = _prox_coefficient(records, users, _rowdot(a, W), step)  # (6) x = prox_{(γ/n)ℓ_i}(W) = W + c·a_i
-    D = c[:, None] * a
+    D = a  # a fresh gathered copy: scaled in place
+    D *= c[:, None]
     D -= E  # x − z_{k+1} = W + c·a_i − z_{k+1}
     norms = np.sqrt(_rowdot(D, D))
     theta = s.theta[runs]
@@ -413,17 +414,22 @@ def _participants(schedules, k0: int, rounds: int, n: int):
     participant, round-major (then run, then user), and ``rows``: for each run, where its
     participants are in that order, in the run's own order (round, user) — the order of its draws.
     """
+    B = len(schedules)
     taken = [sch.take((k0 + rounds) * n) for sch in schedules]
     sizes = np.array([len(t) for t in taken])
-    flat = np.concatenate(taken) - k0 * n
+    flat = np.concatenate(taken) - k0 * n  # run-major: run 0's (round, user) in order, then run 1's, …
     kk, ii = np.divmod(flat, n)
-    bb = np.repeat(np.arange(len(schedules)), sizes)
-    order = np.argsort(kk * len(schedules) + bb, kind="stable")  # merges the runs' sorted lists, round-major
-    where = np.empty_like(order)
-    where[order] = np.arange(len(order))
+    bb = np.repeat(np.arange(B), sizes)
+    # a counting sort to round-major: each (round, run) group is one contiguous block in both orders
+    counts = np.bincount(kk * B + bb, minlength=rounds * B).reshape(rounds, B)
+    round_major = np.concatenate([[0], np.cumsum(counts.ravel())[:-1]]).reshape(rounds, B)
+    run_major = np.concatenate([[0], np.cumsum(counts.T.ravel())[:-1]]).reshape(B, rounds).T
+    where = round_major[kk, bb] + (np.arange(len(flat)) - run_major[kk, bb])
+    out = np.empty((3, len(flat)), dtype=np.int64)
+    out[0, where], out[1, where], out[2, where] = kk, bb, ii
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    rows = [where[starts[b]:starts[b + 1]] for b in range(len(schedules))]
-    return kk[order], bb[order], ii[order], rows
+    rows = [where[starts[b]:starts[b + 1]] for b in range(B)]
+    return out[0], out[1], out[2], rows
 
 
 @functools.lru_cache(maxsize=1024)
@@ -495,7 +501,8 @@ def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int,
                 if mode == "centralized":
                     U += dU  # (7) for every block
                 else:
-                    U[pairs.flat] = U_pairs + dU  # (7) for the blocks that took part
+                    U_pairs += dU  # a gathered copy
+                    U[pairs.flat] = U_pairs  # (7) for the blocks that took part
                 Ubar += pairs.sum(dU, B) / n  # the server adds (1/n) Σ Δu_i to the running mean ū
             Z = _prox_regularizer(records, Ubar, z_step)  # (5) z_{k+1} = prox_{(γ/n)λr}(ū)
             history.store(k0 + j, Z, norms, s.clip, pairs, B)
