@@ -88,7 +88,8 @@ ENTRIES = {
     "private_admm_walk": Entry({"rho": 1 / 400, "iterations": 30},
                                {"clip": (None, 0.1), "calibration": ("accountant", "paper")}),
     "dp_prox_sgd": Entry({"iterations": 8, "step": 0.5, "sampling_rate": 0.2},
-                         {"clip": (None, 0.3), "calibration": ("accountant", "paper")}),
+                         {"clip": (None, 0.3), "calibration": ("accountant", "paper"),
+                          "neighbours": ("replace_one", "add_remove")}),
 }
 
 EPSILON, DELTA = 1.0, 1e-5
