@@ -35,7 +35,9 @@ stream, so they do not depend on whether noise is drawn).
 Vectorised: users are the first axis of the stacked ``u`` (shape ``(n, p)``), a round updates all
 its users in one pass, and the engine also runs many independent runs at once (a leading axis of
 runs: ε values × seeds × hyper-parameters), each with its own random streams, so that a batch
-gives the same iterates as the runs one by one (:func:`run_many`, :func:`released_models`).
+gives the same iterates as the runs one by one (:func:`run_many`, :func:`released_models`), and a
+batch is split over :data:`THREADS` threads (numpy releases the GIL while it draws and computes)
+with results that do not depend on the number of threads.
 
 Reference: E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
 centralized and federated learning", ICML 2023 (``papers/cyffers2023_noisy_fixed_point_private_admm.txt``).
@@ -58,7 +60,10 @@ Choices where the paper is inconsistent or silent (each is said again where it m
   difference by at most ``min(2C, 2Lγ/n)`` (clipping is a projection; an L-Lipschitz loss moves
   ``x_i`` by at most ``2Lγ/n``), so one u-block moves by ``Δ = 2θ·min(2C, 2Lγ/n)`` against noise
   ``θσ``. The squared loss has no L: it needs ``clip``.
-* **User sampling** is Poisson (each user independently with probability q), and the walk moves
+* **User sampling** is Poisson (each user independently with probability q), drawn as Geometric(q)
+  gaps between participations along the (round, user) trials (:class:`_Schedule`; about qKn draws
+  instead of Kn uniforms — since this change a seed gives a different schedule than before, the
+  noise draws are unchanged), and the walk moves
   to a uniform neighbour on the topology (on the complete graph: a uniform *other* user; the proof
   of Theorem 4 lets the walk stay with probability 1/n — immaterial for n in the hundreds).
 
