@@ -95,6 +95,18 @@ def test_tuning_epsilon_is_the_exact_composition_of_all_runs():
     assert A.tuning_epsilon([_run(z, T), None], _run(z, T), delta) == math.inf  # a run we cannot count
     with pytest.raises(TypeError, match="final_ledger"):
         A.tuning_epsilon([_run(z, T)], [], delta)
+    with pytest.raises(TypeError, match="final_ledger"):
+        A.tuning_epsilon([_run(z, T)], None, delta)
+    with pytest.raises(TypeError, match="candidate_ledgers"):
+        A.tuning_epsilon(5, _run(z, T), delta)
+    with pytest.raises(TypeError, match=r"candidate_ledgers\[1\]"):
+        A.tuning_epsilon([_run(z, T), ["not an event"]], _run(z, T), delta)
+    with pytest.raises(ValueError, match="delta"):
+        A.tuning_epsilon([_run(z, T)], _run(z, T), 0.0)
+    with pytest.raises(ValueError, match="candidate_rdp"):
+        A.selection_rdp(ORDERS[:3], eta=1.0, gamma=0.5)
+    with pytest.raises(ValueError, match="final_rdp"):
+        A.selection_epsilon(ORDERS / 8, 1e-6, eta=1.0, gamma=0.5, final_rdp=[1.0])
 
 
 # ---------------------------------------------------------------- the arena's report

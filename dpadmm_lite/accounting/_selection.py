@@ -150,15 +150,21 @@ def tuning_epsilon(candidate_ledgers: Iterable[Iterable[PrivacyEvent]], final_le
     With no candidates it is the final run's ε. A candidate run whose ledger is unknown (it
     failed) cannot be counted: pass ``None`` for it and the answer is ``math.inf``.
     """
-    events: list[PrivacyEvent] = []
-    for i, ledger in enumerate(candidate_ledgers):
-        if ledger is None:
-            return math.inf
-        ledger = list(ledger)
-        if not all(isinstance(e, PrivacyEvent) for e in ledger):
-            raise TypeError(f"candidate_ledgers[{i}] must be a sequence of PrivacyEvent")
-        events.extend(ledger)
-    final = list(final_ledger)
-    if not final or not all(isinstance(e, PrivacyEvent) for e in final):
-        raise TypeError("final_ledger must be a non-empty sequence of PrivacyEvent (the published run's releases)")
+    def events_of(name, ledger) -> list[PrivacyEvent]:
+        try:
+            ledger = list(ledger)
+        except TypeError:
+            ledger = None
+        if not ledger or not all(isinstance(e, PrivacyEvent) for e in ledger):
+            raise TypeError(f"{name} must be a non-empty sequence of PrivacyEvent (a run's ledger), got {ledger!r:.80}")
+        return ledger
+
+    final = events_of("final_ledger", final_ledger)
+    try:
+        candidates = list(candidate_ledgers)
+    except TypeError:
+        raise TypeError(f"candidate_ledgers must be a sequence of ledgers (or None), got {candidate_ledgers!r:.80}") from None
+    if any(ledger is None for ledger in candidates):
+        return math.inf
+    events = [e for i, ledger in enumerate(candidates) for e in events_of(f"candidate_ledgers[{i}]", ledger)]
     return ledger_epsilon(events + final, delta)
