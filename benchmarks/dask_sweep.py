@@ -1,0 +1,198 @@
+"""Dask that pays: the arena's full tuning sweep, serial against a local 2-worker cluster (issue 26, item 4).
+
+The sweep is the one ``book/arena.ipynb`` runs in full mode (``arena.tune``: every candidate of
+every private algorithm on Adult and the Lasso, at 3 ε, 100 iterations, 228 runs). Each round
+runs it three ways, one after another in this process, so that the machine's load is the same
+for all three:
+
+* ``serial``: ``dl.sweep.grid`` in this process;
+* ``dask``: the same call under ``joblib.parallel_config(backend="dask")`` on a local cluster of
+  ``--workers`` processes (one thread each) — the sweep module's Dask path;
+* ``dask, unprepared``: the same tasks handed to joblib's Dask backend directly, on a second
+  cluster whose workers never ran a ``grid`` task — what ``grid`` did before
+  :func:`dpadmm_lite.sweep.prepare_worker` (a worker's allocator as the Dask nanny leaves it).
+
+It prints wall and CPU seconds (CPU: this process, plus the workers' own CPU; the scheduler
+and nannies of a local cluster live in this process), the page faults of the workers, the
+ratios, ``uptime`` before each run, and checks that all three give the same rows (every
+column but the runs' own wall-clock ``seconds``). Run: ``.venv/bin/python benchmarks/dask_sweep.py``.
+
+``--per-run`` measures the cause instead: four of the heaviest Adult runs (one candidate each of
+private ADMM, its federated variant, PVP over a star and PVP over a graph, ε = 0.5), timed by
+the CPU time of the thread that runs them and counted in page faults, in this process, in the
+worker of a one-worker cluster as the nanny starts it, and in one prepared by
+``dl.sweep.prepare_worker`` — each run twice, the second kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+import warnings
+
+import joblib
+import numpy as np
+import pandas as pd
+
+import dpadmm_lite as dl
+from dpadmm_lite import arena
+
+#: book/arena.ipynb in full mode (FAST = False)
+EPSILONS = [float(e) for e in np.geomspace(0.05, 10, 7)]
+TUNE_AT, BUDGET, TUNING_SEEDS, T, SIZE = EPSILONS[::3], 4, (0,), 100, "full"
+
+
+def uptime() -> str:
+    return os.popen("uptime").read().strip().split("load average:")[-1].strip()
+
+
+def _usage():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime, r.ru_minflt
+
+
+def _warm():
+    for task in arena.TASKS:
+        arena.problem(task, "validation", SIZE).reference_optimum()
+    return os.getpid()
+
+
+def _workers(client):
+    usage = client.run(_usage)
+    return sum(u[0] for u in usage.values()), sum(u[1] for u in usage.values())
+
+
+def _grid(plan):
+    return {"candidate": list(plan), "epsilon": TUNE_AT, "split": ["validation"], "size": [SIZE], "iterations": [T]}
+
+
+def serial(plan):
+    return dl.sweep.grid(arena.evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench serial", cache=False,
+                         progress=False)
+
+
+def prepared(plan, client):
+    with joblib.parallel_config(backend="dask", client=client):
+        return dl.sweep.grid(arena.evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench dask", cache=False,
+                             progress=False)
+
+
+def unprepared(plan, client):
+    """joblib's Dask backend with the bare task: the sweep module's Dask path before prepare_worker."""
+    import itertools
+
+    grid = _grid(plan)
+    settings = [dict(zip(grid, combo), seed=s) for combo in itertools.product(*grid.values()) for s in TUNING_SEEDS]
+    with joblib.parallel_config(backend="dask", client=client):
+        results = joblib.Parallel()(joblib.delayed(arena.evaluate)(**s) for s in settings)
+    return pd.concat([dl.sweep._rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
+
+
+def measure(label, run, client=None):
+    load = uptime()
+    cpu0, _ = _usage()
+    w0 = _workers(client) if client else (0.0, 0)
+    start = time.perf_counter()
+    frame = run()
+    wall = time.perf_counter() - start
+    cpu1, _ = _usage()
+    w1 = _workers(client) if client else (0.0, 0)
+    cpu = cpu1 - cpu0 + w1[0] - w0[0]
+    print(f"  {label:18s} wall {wall:7.1f} s   CPU {cpu:7.1f} s   worker page faults {w1[1] - w0[1]:>9,}   "
+          f"load before: {load}", flush=True)
+    return frame, wall, cpu
+
+
+HEAVY = ("private_admm", "private_admm_federated", "pvp_star", "pvp_graph")
+
+
+def _thread_cost(candidate, prepare):
+    """CPU seconds and page faults of this thread for one arena run (the second of two)."""
+    if prepare:
+        dl.sweep.prepare_worker()
+    _warm()
+    for _ in range(2):
+        r0, t0 = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time()
+        arena.evaluate(candidate, 0, "validation", SIZE, T, epsilon=0.5)
+        r1, t1 = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time()
+    return t1 - t0, r1.ru_minflt - r0.ru_minflt
+
+
+def per_run():
+    import distributed
+
+    chosen = {}
+    for entry in arena.candidates(["adult"], budget=BUDGET):
+        chosen.setdefault(json.loads(entry)["algorithm"], entry)
+    plan = {name: chosen[name] for name in HEAVY}
+    print(f"per-run cost (thread CPU s, page faults) of {len(plan)} Adult runs; load {uptime()}")
+    home = {name: _thread_cost(entry, False) for name, entry in plan.items()}
+    results = {"this process": home}
+    for label, prepare in (("worker, as started", False), ("worker, prepared", True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                          silence_logs=40) as cluster, distributed.Client(cluster) as client:
+                env = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+                results[label] = {name: client.submit(_thread_cost, entry, prepare, pure=False).result()
+                                  for name, entry in plan.items()}
+    print(f"  worker environment: MALLOC_TRIM_THRESHOLD_={list(env.values())[0]}")
+    print("  | run | " + " | ".join(results) + " |")
+    print("  |---|" + "---|" * len(results))
+    for name in plan:
+        cells = [f"{r[name][0]:.2f} s, {r[name][1] / 1000:.0f} k faults ({r[name][0] / home[name][0]:.2f}×)"
+                 for r in results.values()]
+        print(f"  | {name} | " + " | ".join(cells) + " |")
+    print(f"  load after: {uptime()}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of (serial, dask, dask unprepared)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--per-run", action="store_true", help="measure the cause: one run's CPU and page faults")
+    args = parser.parse_args()
+    if args.per_run:
+        return per_run()
+    import distributed
+
+    plan = arena.candidates(list(arena.TASKS), budget=BUDGET)
+    print(f"arena tuning sweep, full mode: {len(plan)} candidates × {len(TUNE_AT)} ε × {len(TUNING_SEEDS)} seed "
+          f"= {len(plan) * len(TUNE_AT) * len(TUNING_SEEDS)} runs; {args.workers} workers × 1 thread; "
+          f"{os.cpu_count()} cores; load {uptime()}")
+    _warm()
+    kwargs = dict(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                  silence_logs=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(**kwargs) as c1, distributed.Client(c1) as after, \
+                distributed.LocalCluster(**kwargs) as c2, distributed.Client(c2) as before:
+            start = time.perf_counter()
+            after.run(_warm), before.run(_warm)  # each worker builds its problems once (as in a book build)
+            print(f"  worker warm-up (load Adult, build both problems and their optima, both clusters): "
+                  f"{time.perf_counter() - start:.1f} s")
+            rows = []
+            for r in range(args.rounds):
+                print(f"round {r + 1}")
+                s, sw, sc = measure("serial", lambda: serial(plan))
+                d, dw, dc = measure("dask", lambda: prepared(plan, after), after)
+                u, uw, uc = measure("dask, unprepared", lambda: unprepared(plan, before), before)
+                for other in (d, u):
+                    pd.testing.assert_frame_equal(s.drop(columns="seconds"), other.drop(columns="seconds"),
+                                                  check_exact=True)
+                rows.append(dict(serial_wall=sw, dask_wall=dw, unprepared_wall=uw, serial_cpu=sc, dask_cpu=dc,
+                                 unprepared_cpu=uc))
+                print(f"  speed-up serial/dask {sw / dw:.2f}×, serial/unprepared {sw / uw:.2f}×; CPU dask/serial "
+                      f"{dc / sc:.2f}, unprepared/serial {uc / sc:.2f}; rows identical (all columns but 'seconds')")
+    table = pd.DataFrame(rows)
+    print(f"median over {args.rounds} rounds: serial/dask {np.median(table.serial_wall / table.dask_wall):.2f}×, "
+          f"serial/unprepared {np.median(table.serial_wall / table.unprepared_wall):.2f}×; "
+          f"CPU dask/serial {np.median(table.dask_cpu / table.serial_cpu):.2f}, "
+          f"unprepared/serial {np.median(table.unprepared_cpu / table.serial_cpu):.2f}; load after: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()
