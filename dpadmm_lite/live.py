@@ -24,12 +24,14 @@ import numpy as np
 from . import datasets, problems, topology
 from .registry import run
 
-__all__ = ["PANELS", "accountants", "admm_consensus", "run_panel"]
+__all__ = ["PANELS", "accountants", "admm_consensus", "admm_problem", "ranges", "run_panel"]
 
 
 @functools.lru_cache(maxsize=1)
-def _admm_problem() -> problems.Problem:
-    """The ADMM chapter's ℓ2-logistic problem (book/admm.ipynb, "Consensus on a graph")."""
+def admm_problem() -> problems.Problem:
+    """The ADMM chapter's ℓ2-logistic problem (book/admm.ipynb, "Consensus on a graph"): 2,500
+    synthetic samples with 20 features, 80 % for training, λ = 1e-3. The chapter's static charts,
+    its JupyterLab panel and the site's live panel all run on this one problem."""
     X, y, _ = datasets.make_classification(2500, 20, seed=0)
     X_train, y_train, X_test, y_test = datasets.train_test_split(X, y, test_fraction=0.2, seed=0)
     return problems.logistic(X_train, y_train, lam=1e-3, penalty="l2", X_test=X_test, y_test=y_test)
@@ -41,7 +43,7 @@ def _shown_at(iterations: int, points: int = 20) -> np.ndarray:
 
 
 def admm_consensus(rho: float = 0.03, topology_name: str = "ring", n_agents: int = 10,
-                   iterations: int = 60) -> dict[str, Any]:
+                   iterations: int = 60, seed: int = 0) -> dict[str, Any]:
     """Consensus ADMM on a graph (book/admm.ipynb, Explore): the objective gap and the consensus
     violation at log-spaced iterations, as the rows of the chapter's "pick ρ and the network" chart.
 
@@ -55,11 +57,15 @@ def admm_consensus(rho: float = 0.03, topology_name: str = "ring", n_agents: int
         Number of agents in [2, 30].
     iterations : int
         Number of iterations in [1, 200].
+    seed : int
+        Seed of the run (random graphs), ≥ 0.
 
     Returns
     -------
     dict
-        ``rows`` (iteration, metric, value, rho, topology) and ``summary`` (the run's summary line).
+        ``rows`` (iteration, metric, value, rho, topology), ``summary`` (the run's summary line)
+        and ``iterations_to_gap`` (the first iteration whose objective gap is below 1e-6, or
+        ``None`` when the run never gets there).
     """
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating)) or not 1e-4 <= rho <= 1e2:
         raise ValueError(f"rho must be in [0.0001, 100], got {rho!r}")
@@ -68,8 +74,10 @@ def admm_consensus(rho: float = 0.03, topology_name: str = "ring", n_agents: int
     for name, value, lo, hi in (("n_agents", n_agents, 2, 30), ("iterations", iterations, 1, 200)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
             raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    trace = run("admm_graph", _admm_problem(), rho=rho, iterations=int(iterations), topology=topology_name,
-                n_agents=int(n_agents))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer in [0, ∞), got {seed!r}")
+    trace = run("admm_graph", admm_problem(), rho=rho, iterations=int(iterations), topology=topology_name,
+                n_agents=int(n_agents), seed=int(seed))
     rho = float(rho)
     keep = _shown_at(int(iterations))
     rows = [{"iteration": int(k), "metric": metric, "value": max(float(series[k - 1]), 1e-16),
@@ -77,11 +85,13 @@ def admm_consensus(rho: float = 0.03, topology_name: str = "ring", n_agents: int
             for metric, series in (("objective gap", trace.objective_gap),
                                    ("consensus violation", trace.consensus_violation))
             for k in keep]
-    return {"rows": rows, "summary": trace.summary()}
+    below = np.flatnonzero(np.asarray(trace.objective_gap) < 1e-6)
+    return {"rows": rows, "summary": trace.summary(),
+            "iterations_to_gap": int(below[0]) + 1 if len(below) else None}
 
 
 def accountants(noise_multiplier: float = 1.0, sampling_rate: float = 0.01, delta: float = 1e-5,
-                iterations: int = 100) -> dict[str, Any]:
+                iterations: int = 100, points: int = 12) -> dict[str, Any]:
     """ε after T releases of the (subsampled) Gaussian mechanism by two accountants, Rényi DP and
     the privacy loss distribution, plus the exact μ-GDP value without sampling (book/privacy.ipynb,
     "The same noise, two accountants"), as the rows of that chapter's chart.
@@ -96,6 +106,8 @@ def accountants(noise_multiplier: float = 1.0, sampling_rate: float = 0.01, delt
         δ in [1e-8, 1e-2].
     iterations : int
         The last T shown, in [1, 1000].
+    points : int
+        How many log-spaced T in [1, ``iterations``] (fewer where they round to the same T), in [2, 50].
     """
     from . import accounting as acc
 
@@ -105,10 +117,12 @@ def accountants(noise_multiplier: float = 1.0, sampling_rate: float = 0.01, delt
             raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {value!r}")
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or not 1 <= iterations <= 1000:
         raise ValueError(f"iterations must be an integer in [1, 1000], got {iterations!r}")
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or not 2 <= points <= 50:
+        raise ValueError(f"points must be an integer in [2, 50], got {points!r}")
     z, delta = float(noise_multiplier), float(delta)
     q = 1.0 if sampling_rate > 0.999 else float(sampling_rate)
     rows = []
-    for k in (int(k) for k in _shown_at(int(iterations), 12)):
+    for k in (int(k) for k in _shown_at(int(iterations), int(points))):
         found = {"Rényi DP": acc.rdp_gaussian_epsilon(z, k, delta, q),
                  "privacy loss distribution": acc.pld_gaussian_epsilon(z, k, delta, q)}
         if q == 1.0:
@@ -153,6 +167,15 @@ PANELS: dict[str, dict[str, Any]] = {
         ],
     },
 }
+
+
+def ranges(panel: str) -> dict[str, tuple[float, float]]:
+    """The ranges of the numeric controls of the live panel ``panel`` (name → (min, max)), for
+    the chapter's JupyterLab panel (``dl.widgets.live(..., ranges=live.ranges("admm"))``): the
+    reader moves the same controls over the same ranges in JupyterLab and on the site."""
+    if panel not in PANELS:
+        raise ValueError(f"panel must be one of {sorted(PANELS)}, got {panel!r}")
+    return {c["name"]: (c["min"], c["max"]) for c in PANELS[panel]["controls"] if "min" in c}
 
 
 def run_panel(panel: str, values: dict[str, Any]) -> dict[str, Any]:

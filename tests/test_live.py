@@ -25,12 +25,14 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlparse
 
+import numpy as np
 import pytest
 import yaml
 
 import lab_session
 from bookbuild import live as live_build
 from dpadmm_lite import live
+from dpadmm_lite.registry import run
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Loading Python takes 40-50 s on a loaded 2-core machine; the page itself gives up after 90 s.
@@ -288,3 +290,32 @@ def test_a_live_rerun_imports_no_pandas():
 def test_bad_control_values_name_the_parameter(values, name):
     with pytest.raises(ValueError, match=name):
         live.run_panel("admm", values)
+
+
+@pytest.mark.parametrize("chapter, function", [("admm", "live.admm_consensus"), ("privacy", "live.accountants")])
+def test_the_chapters_panel_and_static_chart_call_the_live_function(chapter, function):
+    """One source of truth: the JupyterLab panel and the sweep of the static chart that the site's
+    live panel redraws both call the function the browser runs (no copy of the set-up)."""
+    cells = ["".join(c["source"]) for c in json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text())["cells"]
+             if c["cell_type"] == "code"]
+    chart = live.PANELS[chapter]["chart"]
+    panel_cells = [s for s in cells if "dl.widgets.live(" in s and function + "(" in s]
+    sweep_cells = [s for s in cells if "dl.sweep.grid(" in s and function + "(" in s]
+    assert panel_cells, f"the live panel cell of {chapter} does not call {function}"
+    assert sweep_cells, f"the sweep of {chapter}'s chart {chart!r} does not call {function}"
+
+
+def test_the_static_grid_and_the_live_rows_agree():
+    # the privacy chapter's sweep takes T = 1 … 1000 at 7 points: the grid of its static chart
+    rows = live.accountants(noise_multiplier=1.0, sampling_rate=1.0, delta=1e-5, iterations=1000, points=7)["rows"]
+    assert sorted({r["T"] for r in rows}) == [1, 3, 10, 32, 100, 316, 1000]
+    assert {r["accountant"] for r in rows} == {"Rényi DP", "privacy loss distribution", "μ-GDP (exact)"}
+    assert live.admm_consensus(rho=1.0, topology_name="complete", iterations=60)["iterations_to_gap"] is None
+    result = live.admm_consensus(rho=0.001, topology_name="complete", iterations=60)
+    trace = run("admm_graph", live.admm_problem(), rho=0.001, iterations=60, topology="complete", n_agents=10)
+    gap = np.asarray(trace.objective_gap)  # iteration k is gap[k - 1]
+    reach = result["iterations_to_gap"]  # the first k with a gap below 1e-6
+    assert reach is not None and gap[reach - 1] < 1e-6 and (gap[:reach - 1] >= 1e-6).all()
+    assert live.ranges("admm") == {"rho": (1e-4, 1e2), "n_agents": (2, 30), "iterations": (5, 200)}
+    with pytest.raises(ValueError, match="points"):
+        live.accountants(points=1)
