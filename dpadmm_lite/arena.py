@@ -248,12 +248,16 @@ def noise_summary(trace) -> dict:
 
     gauss = [e for e in trace.ledger if e.mechanism == "gaussian"]
     laplace = [e for e in trace.ledger if e.mechanism == "laplace_l2"]
+
+    def moved(e):  # Δ: a replace-one event records the per-record bound C, and a replacement moves the release by 2C
+        return e.sensitivity * (2.0 if e.neighbours == "replace_one" else 1.0)
+
     return {
         "releases": int(sum(e.count for e in trace.ledger)),
         "mechanism": "+".join(sorted({e.mechanism for e in trace.ledger})) or "none",
-        "noise_multiplier": median([e.noise / e.sensitivity for e in gauss], [e.count for e in gauss]),
+        "noise_multiplier": median([e.noise / moved(e) for e in gauss], [e.count for e in gauss]),
         "sigma": median([e.noise for e in gauss], [e.count for e in gauss]),
-        "laplace_epsilon0": median([e.noise * e.sensitivity for e in laplace], [e.count for e in laplace]),
+        "laplace_epsilon0": median([e.noise * moved(e) for e in laplace], [e.count for e in laplace]),
         "sampling_rate": float(min((e.sampling_rate for e in trace.ledger), default=1.0)),
     }
 

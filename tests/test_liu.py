@@ -322,6 +322,13 @@ def test_the_budget_is_met_end_to_end(fused, epsilon, name, options):
         assert inner.count == options["iterations"]
 
 
+def test_the_arena_reports_sigma_over_the_replacement_shift(fused):
+    """A replace-one event records the per-record bound C = c/b; the arena's σ/Δ divides by Δ = 2C."""
+    trace = dl.run("dp_sadmm", fused, epsilon=1.0, delta=1e-5, rho=1.0, iterations=20, batch_size=30)
+    summary = dl.arena.noise_summary(trace)
+    assert summary["noise_multiplier"] == pytest.approx(trace.noise["sigma"] / (2 * fused.feature_bound / 30))
+
+
 def test_the_papers_snapshot_costs_more_than_its_minibatch_ledger_says(fused, ridge_fused):
     """Algorithm 1 as printed: σ calibrated to the inner ledger, but the exact p̃ in every release makes the
     run spend more — the split's ε, not the ledger's; the strongly convex restart is not covered."""
