@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize
-
 from .. import _validate as check
 from ._gaussian import _gaussian_epsilon, calibrate_noise
 
@@ -87,6 +85,7 @@ def noise_for_budget(epsilon: float, delta: float, steps: int, sampling_rate: fl
     d0 = delta / (2 * T)
     adv = lambda e0: e0 * math.sqrt(2 * T * math.log(2 / delta)) + T * e0 * math.expm1(e0) - epsilon
     # adv is increasing; e^700 keeps it finite; the lower end of the root keeps the split within ε
+    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
     eps0 = optimize.brentq(adv, 0.0, min(max(epsilon, 1.0), 700.0), xtol=max(epsilon * 1e-15, 5e-324),
                            rtol=1e-13) * (1 - 1e-12)
     if not eps0 > 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize, special
+from scipy import special
 
 from .. import _validate as check
 
@@ -48,6 +48,7 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
     hi = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta))  # RDP bound: δ(hi) ≤ δ
     while _log_delta_gdp(hi, mu) > log_delta:  # pragma: no cover - guard against rounding
         hi *= 2
+    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
     root = optimize.brentq(lambda e: _log_delta_gdp(e, mu) - log_delta, 0.0, hi, xtol=1e-13, rtol=1e-13)
     return root * (1 + 1e-11) + 1e-12  # round up: never report less than the truth
 
@@ -61,5 +62,6 @@ def _gdp_mu_for(epsilon: float, delta: float) -> float:
         lo -= 2.0
     while f(hi) < 0:
         hi += 2.0
+    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
     log_mu = optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
     return math.exp(log_mu) * (1 - 1e-11)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
 from .. import _validate as check
 
@@ -118,6 +117,7 @@ def liu2022_sadmm_epsilon(sigma: float, delta: float, *, iterations: int, n: int
 
     if theta is not None:
         return eps(check.open_unit("theta", theta))
+    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
     best = optimize.minimize_scalar(eps, bounds=(1e-6, 1 - 1e-6), method="bounded", options={"xatol": 1e-10})
     return float(min(best.fun, eps(0.5)))
 
@@ -221,5 +221,6 @@ def liu2022_printed_epsilon(sigma: float, delta: float, *, n: int, batch_size: i
     values = [spent(float(s)) for s in grid]
     k = int(np.argmin(values))
     lo, hi = (float(grid[k - 1]) if k > 0 else 1e-4), (float(grid[k + 1]) if k < len(grid) - 1 else 1 - 1e-4)
+    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
     best = optimize.minimize_scalar(spent, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
     return float(min(best.fun, values[k]))
