@@ -180,7 +180,7 @@ def test_audit_at_one_user_stays_below_the_reported_epsilon():
     result = audit.audit_algorithm("private_admm_federated", D, D_prime, method="affine", **options)
     assert result.epsilon_reported == pytest.approx(1.0, abs=0.03)
     assert result.epsilon_lower <= result.epsilon_reported, str(result)
-    assert result.epsilon_lower > 0.3  # the attack sees the canary (0.505 measured): the audit is not blind
+    assert result.epsilon_lower > 0.3  # the attack sees the canary (0.597 measured at seed 9068): the audit is not blind
     # the noise the amplified ledger asked for (its σ/Δ over ours) is caught
     old = fp._noise_multiplier(1.0, DELTA, 1, q) / fp._noise_multiplier(1.0, DELTA, 1, 1.0)
     weakened = audit.audit_algorithm("private_admm_federated", D, D_prime, method="affine", noise_factor=old,
