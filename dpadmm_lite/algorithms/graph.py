@@ -172,20 +172,17 @@ class LocalData:
         if self.agents.problem.loss == "squared":
             slope = np.where(mask, Z - y, 0.0)
             ell = 0.5 * slope**2
-        else:  # in place where it can be: the same operations as before, half the time (issue 26)
+        else:
             u = y * Z
-            below = u >= 0
-            np.logical_not(below, out=below)  # u < 0 (NaN counts as below, as np.where(u >= 0, …) did)
             e = np.abs(u)
             np.negative(e, out=e)
             np.exp(e, out=e)  # e^{−|u|}
             ell = np.log1p(e)
-            ell -= np.minimum(u, 0.0, out=u)  # + max(−u, 0)
-            slope = e.copy()  # σ(−u)·(1 + e^{−|u|}): e^{−|u|} for u ≥ 0, 1 for u < 0
-            slope[below] = 1.0
+            ell -= np.minimum(u, 0.0)  # + max(−u, 0)
+            slope = np.where(u >= 0, e, 1.0)
             e += 1.0
             slope /= e
-            slope *= self._negative_y  # −b σ(−u), stable on both sides
+            slope *= -y  # −b σ(−u), stable on both sides
             if not self._full:
                 ell = np.where(mask, ell, 0.0)
                 slope = np.where(mask, slope, 0.0)
@@ -211,10 +208,6 @@ class LocalData:
         s = self.weights[:, None] / self.sizes[:, None] * np.where(self.agents.mask, p._curvature_of_margin(Z), 0.0)
         A = self._X32 * np.sqrt(s).astype(np.float32)[:, :, None]
         return np.matmul(A.transpose(0, 2, 1), A).astype(float)
-
-    @cached_property
-    def _negative_y(self) -> np.ndarray:
-        return -self.agents.y
 
     @cached_property
     def _X32(self) -> np.ndarray:
@@ -296,10 +289,11 @@ def local_data(problem: Problem, owner) -> LocalData:
 def parallel_runs(n_jobs: int = 2):
     """Run the :func:`dpadmm_lite.sweep.grid` calls inside the block on ``n_jobs`` threads of this process.
 
-    A graph run spends most of its time in sparse products and array operations that release
-    the GIL, so two runs on two threads take little more than one; the threads share the
-    problems (and their reference optima) and the stacked data of this process, so nothing is
-    pickled or rebuilt, as it would be for worker processes. BLAS is held at one thread for the
+    A graph run spends much of its time in sparse products and array operations that release the
+    GIL, so runs on two threads overlap on two free cores (on a loaded machine there is no free
+    core and nothing is gained: ``benchmarks/zhang2017.py``, part 5, prints both with the load); the
+    threads share the problems (and their reference optima) and the stacked data of this
+    process, so nothing is pickled or rebuilt, as it would be for worker processes. BLAS is held at one thread for the
     whole block (each run limits it on entry and restores it on exit, which on concurrent threads
     would otherwise restore the default under a run still going). Every run is seeded and shares
     no mutable state with the others, so the rows are the same for every ``n_jobs``
