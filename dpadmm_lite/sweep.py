@@ -23,8 +23,8 @@ those arguments travel to the workers.
 In a worker process (any process but the caller's) the first task of a sweep first calls
 :func:`prepare_worker`: a Dask nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``,
 which makes glibc map and fault in every array above 128 KiB afresh, and a numpy-heavy run then
-took 1.5–2.7× its CPU time (the arena's full tuning sweep ran slower on two workers than in one
-process); ``prepare_worker`` gives the worker glibc's usual thresholds back.
+took 1.25–2.1× its CPU time (the arena's full tuning sweep ran slower on two workers than in
+one process); ``prepare_worker`` gives the worker glibc's usual thresholds back.
 
 A whole book build goes to a cluster without touching a chapter: when the environment variable
 ``DPADMM_DASK_SCHEDULER`` is set and no joblib backend is configured, every ``grid`` call runs
@@ -315,9 +315,9 @@ def prepare_worker() -> bool:
     switches off glibc's dynamic mmap threshold, so every array above 128 KiB is a fresh
     ``mmap`` whose pages are faulted in and zeroed at each use, and every free is an
     ``munmap``. A numpy-heavy run then pays more in page faults than in arithmetic: measured on
-    the arena's Adult runs (8,000 × 104, 100 iterations), 1.5–2.7× the CPU time of the same
-    run in a plain process (private ADMM over a star 0.23 s → 0.63 s, 126 k page faults
-    instead of none). Here the worker's thresholds are set with ``mallopt`` to the values glibc
+    the arena's Adult runs (8,000 × 104, 100 iterations; ``benchmarks/dask_sweep.py --per-run``),
+    1.25–2.1× the CPU time of the same run in a plain process (federated private ADMM 0.27 s →
+    0.57 s, 91 k page faults instead of none). Here the worker's thresholds are set with ``mallopt`` to the values glibc
     reaches by itself in a plain process (:data:`WORKER_MMAP_THRESHOLD`,
     :data:`WORKER_TRIM_THRESHOLD`): a worker keeps up to 64 MiB of freed memory per malloc
     arena for reuse. Called by :func:`grid` in each worker process before its first task;
