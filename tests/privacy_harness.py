@@ -180,6 +180,12 @@ def star_site(k: int):
     return (k - 1, (0,))
 
 
+def star_block_site(k: int):
+    """DP-ADMM in the star draws the noise of a block of iterations in one call (``star._NOISE_BLOCK``
+    numbers: a whole run of the harness's small problems): iteration k is row k−1 of call 0; agent 0."""
+    return (0, (k - 1, 0))
+
+
 def _xu_site(k: int):
     """Xu et al.: one call draws P₀ … P_T (T+1, d); P₀ perturbs u₀'s gradient, which is the same
     quantity ∇f(x₀) as step 1's, so step 1's release is rows 0 and 1 together."""
@@ -326,7 +332,7 @@ ENTRIES: dict[str, Entry] = {
                     options={"rho": dl_audit.FAR_OPTIMUM_RHO, "iterations": 1, "n_agents": 1}, teeth=True),
     ),
     "dp_admm_star": Entry(
-        releases=(Release("DP-ADMM", star_site, gain=_MEAN_OF_AGENTS),),
+        releases=(Release("DP-ADMM", star_block_site, gain=_MEAN_OF_AGENTS),),
         sensitivity=(
             # the paper's step sizes do not depend on T (runs of different lengths are prefixes); a large
             # per-iteration ε gives large steps η_i^k, a tiny λ lets the margins grow
