@@ -247,6 +247,21 @@ def test_a_carrier_file_that_is_not_the_official_one_fails_the_build(tmp_path):
         live_build.verified_packages(lock, ["pkg"], carrier)
 
 
+def test_a_trimmed_wheel_keeps_every_other_file_and_its_record_line():
+    record = "pkg/__init__.py,sha256=a,1\npkg/used/a.py,sha256=b,1\npkg/unused/big.dat,sha256=c,1\n"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in (("pkg/__init__.py", b"init"), ("pkg/used/a.py", b"used"), ("pkg/unused/big.dat", b"x" * 999),
+                           ("pkg/unused_too.py", b"a module, not the folder"), ("pkg-1.dist-info/RECORD", record.encode())):
+            z.writestr(name, data)
+    trimmed = live_build.trimmed_wheel(buf.getvalue(), "pkg", ["unused"])
+    assert live_build.trimmed_wheel(buf.getvalue(), "pkg", ["unused"]) == trimmed  # reproducible
+    with zipfile.ZipFile(io.BytesIO(trimmed)) as z:
+        assert z.namelist() == ["pkg/__init__.py", "pkg/used/a.py", "pkg/unused_too.py", "pkg-1.dist-info/RECORD"]
+        assert z.read("pkg/used/a.py") == b"used" and z.read("pkg/unused_too.py") == b"a module, not the folder"
+        assert z.read("pkg-1.dist-info/RECORD").decode() == "pkg/__init__.py,sha256=a,1\npkg/used/a.py,sha256=b,1\n"
+
+
 def test_dependencies_come_first_and_unknown_packages_fail():
     lock = {"packages": {"scipy": {"depends": ["numpy", "openblas"]}, "numpy": {"depends": []},
                          "openblas": {"depends": []}}}
@@ -266,11 +281,26 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
     shipped = (site_dir / "_static/live/pyodide" / entry["file_name"]).read_bytes()
     assert entry["sha256"] == hashlib.sha256(shipped).hexdigest()
     official = json.loads((live_build.NPM_DIR / "node_modules/pyodide/pyodide-lock.json").read_text())
+    carrier = zipfile.ZipFile(live_build.carrier_wheel())
     for pkg, item in lock["packages"].items():
-        if pkg != live_build.WHEEL_NAME:
+        if pkg == live_build.WHEEL_NAME:
+            continue
+        data = (site_dir / "_static/live/pyodide" / item["file_name"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == item["sha256"], pkg
+        if pkg not in live_build.UNUSED:
             assert item["sha256"] == official["packages"][pkg]["sha256"]
-            data = (site_dir / "_static/live/pyodide" / item["file_name"]).read_bytes()
-            assert hashlib.sha256(data).hexdigest() == item["sha256"], pkg
+            continue
+        # a trimmed wheel (scipy): every member is the official wheel's, byte for byte, but the unused ones
+        original = carrier.read(live_build.CARRIER["folder"] + item["file_name"])
+        assert hashlib.sha256(original).hexdigest() == official["packages"][pkg]["sha256"]
+        with zipfile.ZipFile(io.BytesIO(original)) as z_official, zipfile.ZipFile(io.BytesIO(data)) as z_shipped:
+            kept = z_shipped.namelist()
+            left_out = tuple(f"{pkg}/{name}/" for name in live_build.UNUSED[pkg])
+            assert not [n for n in kept if n.startswith(left_out)]
+            assert {n for n in z_official.namelist() if not n.startswith(left_out)} == set(kept)
+            for n in kept:
+                if not n.endswith("RECORD"):
+                    assert z_shipped.read(n) == z_official.read(n), n
     notices = (site_dir / "_static/live/pyodide/LICENSES.txt").read_text()
     for needed in ("Mozilla Public License", "numpy-2.0.2.dist-info/LICENSE.txt", "scipy-1.14.1.dist-info/LICENSE.txt",
                    "The OpenBLAS Project", "threadpoolctl"):
@@ -278,8 +308,10 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
 
 
 def test_a_live_rerun_imports_no_pandas():
+    # nor scipy.optimize (seconds of a WebAssembly page's time to ready): the accountants import it where they use it
     code = ("import sys; from dpadmm_lite import live; live.run_panel('admm', {'iterations': 5}); "
-            "print(sorted(m for m in ('pandas', 'scipy.stats', 'altair', 'ipywidgets') if m in sys.modules))")
+            "print(sorted(m for m in ('pandas', 'scipy.stats', 'scipy.optimize', 'altair', 'ipywidgets') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
 

