@@ -279,3 +279,18 @@ def test_parallel_runs_give_the_same_rows_on_one_or_two_threads(adult_small):
     with pytest.raises(ValueError, match="n_jobs"):
         with graph.parallel_runs(0):
             pass
+
+
+def test_parallel_runs_uses_the_free_cores_by_default(monkeypatch):
+    import joblib
+
+    seen = []
+    for load, expected in ((0.1, 2), (0.9, 1), (1.2, 1), (7.5, 1)):
+        monkeypatch.setattr(graph.os, "cpu_count", lambda: 2)
+        monkeypatch.setattr(graph.os, "getloadavg", lambda load=load: (load, load, load))
+        with graph.parallel_runs():
+            seen.append(joblib.parallel.get_active_backend()[1])
+        assert seen[-1] == expected, (load, seen)
+    monkeypatch.setattr(graph.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(graph.os, "getloadavg", lambda: (1.4, 1.0, 1.0))
+    assert graph.free_cores() == 3
