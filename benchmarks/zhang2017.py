@@ -13,7 +13,8 @@
    avoid — as many (margins ``X_p f_p``, gradient ``X_pᵀ r_p``) pairs on the same block-diagonal
    sparse data as the run made passes over the data.
 5. The chapter's sweeps on two threads (issue 26): eight such runs one after another, then under
-   ``graph.parallel_runs(2)`` (what the chapter does), with the rows checked equal bit for bit.
+   ``graph.parallel_runs(2)`` (the chapter asks for the free cores: two on an idle machine), with the
+   rows checked equal bit for bit. Only meaningful on an idle machine (see the printed load).
 
 Run: ``.venv/bin/python benchmarks/zhang2017.py`` (``--threads N`` for BLAS threads; the default 1 gives
 stable numbers on a shared machine). The machine's load is printed: on a loaded machine every
