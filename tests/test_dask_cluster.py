@@ -9,6 +9,7 @@ to a scheduler file."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
@@ -63,12 +64,13 @@ def _page_faults(k, seed):
             "trim_env": os.environ.get("MALLOC_TRIM_THRESHOLD_", "")}
 
 
+_PRCTL = ctypes.CDLL(None).prctl  # looked up before any fork
+
+
 def _die_with_this_process():
     """In the child, before exec: SIGTERM when the test process dies (a killed pytest runs no
     fixture teardown), so that a scheduler or worker never outlives the test."""
-    import ctypes
-
-    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    _PRCTL(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
 
 
 def _stop(processes):
