@@ -24,7 +24,8 @@ import numpy as np
 from . import datasets, problems, topology
 from .registry import run
 
-__all__ = ["PANELS", "accountants", "admm_consensus", "admm_problem", "ranges", "run_panel"]
+__all__ = ["PANELS", "ZHANG2017_LAM", "accountants", "admm_consensus", "admm_problem", "ranges", "run_panel",
+           "zhang2017_network", "zhang2017_problem"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,6 +139,96 @@ def accountants(noise_multiplier: float = 1.0, sampling_rate: float = 0.01, delt
     return {"rows": rows, "summary": summary}
 
 
+#: λ of Zhang & Zhu (2017), Sec. V, in the book's scale (the paper's regulariser weight over its C^R): DVP
+#: 10^-2.5/1750, PVP 10^-1/146; the non-private reference runs on DVP's problem (book/zhang2017.ipynb).
+ZHANG2017_LAM = {"dvp_graph": 10 ** -2.5 / 1750, "pvp_graph": 0.1 / 146, "admm_graph": 10 ** -2.5 / 1750}
+_ZHANG2017_NAMES = {"DVP": "dvp_graph", "PVP": "pvp_graph", "non-private": "admm_graph"}
+
+
+@functools.lru_cache(maxsize=8)
+def zhang2017_problem(lam: float, rows: int = 8_000) -> problems.Problem:
+    """ℓ2-logistic regression on the first ``rows`` records of Adult, with its reference optimum
+    (book/zhang2017.ipynb: the chapter's experiments and its live panel, which uses 8,000 rows)."""
+    X_train, y_train, X_test, y_test = datasets.load_adult()
+    problem = problems.logistic(X_train[:rows], y_train[:rows], lam, "l2", X_test=X_test, y_test=y_test)
+    problem.reference_optimum()
+    return problem
+
+
+def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_name: str = "ring",
+                      n_agents: int = 20, iterations: int = 30, rho: float = 0.1, delta: float = 1e-5,
+                      lam: float | None = None, calibration: str = "accountant", rows: int = 8_000,
+                      seed: int = 0) -> dict[str, Any]:
+    """DVP or PVP (Zhang & Zhu 2017) on a network of ``n_agents`` nodes that split Adult, next to
+    the non-private ADMM on the same graph (book/zhang2017.ipynb, Explore): the test error of the
+    network's average model along the run, as the rows of the chapter's chart "Adult, 20 nodes, …".
+
+    Parameters
+    ----------
+    algorithm : str
+        "DVP", "PVP" or "non-private".
+    epsilon : float
+        End-to-end ε in [0.01, 10] (with ``calibration="paper"``: the paper's α per iteration).
+    topology_name : str
+        One of :data:`dpadmm_lite.topology.NAMES`.
+    n_agents : int
+        Nodes in [2, 40].
+    iterations : int
+        In [1, 200].
+    rho, delta : float
+        ADMM penalty in [1e-3, 1e2]; δ in [1e-8, 1e-2].
+    lam : float or None
+        λ in [1e-8, 1]; ``None``: the paper's λ for ``algorithm`` (:data:`ZHANG2017_LAM`).
+    calibration : str
+        "accountant" (ε end to end) or "paper".
+    rows : int
+        Adult's first ``rows`` training records, in [1000, 40000].
+    seed : int
+        ≥ 0.
+
+    Returns
+    -------
+    dict
+        ``rows`` (iteration, test error, empirical loss, lo = hi = test error, algorithm, epsilon,
+        topology), ``summary`` (the private run's summary line, privacy included), ``node_loss``
+        and ``node_disagreement`` (per node, at the last iteration).
+    """
+    if algorithm not in _ZHANG2017_NAMES:
+        raise ValueError(f"algorithm must be one of {list(_ZHANG2017_NAMES)}, got {algorithm!r}")
+    if topology_name not in topology.NAMES:
+        raise ValueError(f"topology_name must be one of {list(topology.NAMES)}, got {topology_name!r}")
+    if calibration not in ("accountant", "paper"):
+        raise ValueError(f"calibration must be 'accountant' or 'paper', got {calibration!r}")
+    for name, value, lo, hi in (("epsilon", epsilon, 0.01, 10.0), ("rho", rho, 1e-3, 1e2), ("delta", delta, 1e-8, 1e-2),
+                                ("lam", 1e-3 if lam is None else lam, 1e-8, 1.0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {value!r}")
+    for name, value, lo, hi in (("n_agents", n_agents, 2, 40), ("iterations", iterations, 1, 200),
+                                ("rows", rows, 1000, 40_000), ("seed", seed, 0, 2 ** 32 - 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    name = _ZHANG2017_NAMES[algorithm]
+    problem = zhang2017_problem(float(ZHANG2017_LAM[name] if lam is None else lam), int(rows))
+    settings = dict(rho=float(rho), iterations=int(iterations), topology=topology_name, n_agents=int(n_agents),
+                    seed=int(seed))
+    runs = {"non-private": run("admm_graph", problem, **settings)}
+    if name != "admm_graph":
+        runs[algorithm] = run(name, problem, epsilon=float(epsilon), delta=float(delta), calibration=calibration,
+                              **settings)
+    shown = np.unique(np.r_[1:10, 10:iterations + 1:5, iterations])
+    shown = shown[shown <= iterations]
+    out = []
+    for label, trace in runs.items():
+        error, loss = trace.metrics["test_error"], trace.metrics["empirical_loss"]
+        out += [{"iteration": int(k), "test error": float(error[k - 1]), "empirical loss": float(loss[k - 1]),
+                 "lo": float(error[k - 1]), "hi": float(error[k - 1]), "algorithm": label,
+                 "epsilon": float(epsilon), "topology": topology_name} for k in shown]
+    last = runs[algorithm] if algorithm in runs else runs["non-private"]
+    return {"rows": out, "summary": last.summary(),
+            "node_loss": [float(v) for v in np.asarray(last.params["node_loss"][-1])],
+            "node_disagreement": [float(v) for v in np.asarray(last.params["node_disagreement"][-1])]}
+
+
 #: Every live panel: the chapter (page name under book/), the title of the static chart whose
 #: spec the page reuses, the library function, and its controls (name, kind, default, range or
 #: options, and how the page shows it: a log slider moves by ``step`` in log₁₀ units).
@@ -164,6 +255,20 @@ PANELS: dict[str, dict[str, Any]] = {
             {"name": "sampling_rate", "label": "q", "kind": "log", "value": 0.01, "min": 1e-3, "max": 1.0, "step": 0.1},
             {"name": "delta", "label": "δ", "kind": "log", "value": 1e-5, "min": 1e-8, "max": 1e-2, "step": 1.0},
             {"name": "iterations", "label": "T", "kind": "int", "value": 100, "min": 1, "max": 1000},
+        ],
+    },
+    "zhang2017": {
+        "page": "book/zhang2017",
+        "chart": "Adult, 20 nodes, ρ = 0.1, δ = 1e-05",
+        "function": "zhang2017_network",
+        "controls": [
+            {"name": "epsilon", "label": "ε", "kind": "log", "value": 4.0, "min": 0.01, "max": 10.0, "step": 0.05},
+            {"name": "algorithm", "label": "algorithm", "kind": "select", "value": "DVP",
+             "options": [[a, a] for a in _ZHANG2017_NAMES]},
+            {"name": "topology_name", "label": "G", "kind": "select", "value": "ring",
+             "options": [[topology.label(n), n] for n in topology.NAMES]},
+            {"name": "n_agents", "label": "N", "kind": "int", "value": 20, "min": 2, "max": 40},
+            {"name": "iterations", "label": "T", "kind": "int", "value": 30, "min": 5, "max": 60},
         ],
     },
 }

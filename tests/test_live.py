@@ -189,6 +189,39 @@ def test_the_accountants_panel_runs_live_too(site_dir, server, browser):
         visit.close()
 
 
+def test_the_zhang_zhu_panel_runs_on_adult_in_the_browser(site_dir, server, browser):
+    """Zhang & Zhu's DVP on a network that splits Adult (the data file ships in the library's wheel):
+    the browser's numbers are native CPython's; ε and the algorithm re-run it."""
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        page.goto(f"{server}/book/zhang2017.html", wait_until="load")
+        page.locator(".dpadmm-live[data-live-panel='zhang2017'] button").click()
+        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
+        before = _chart_rows(page)
+        native = live.run_panel("zhang2017", {})
+        assert [(r["algorithm"], r["iteration"]) for r in before] == [(r["algorithm"], r["iteration"])
+                                                                      for r in native["rows"]]
+        assert [r["test error"] for r in before] == pytest.approx([r["test error"] for r in native["rows"]], rel=1e-9)
+        assert {r["algorithm"] for r in before} == {"DVP", "non-private"}
+        page.locator("#dpadmm-live-epsilon").evaluate(
+            "(el) => { el.value = String(Number(el.value) - 20 * Number(el.step)); el.dispatchEvent(new Event('input')); }")
+        page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveRuns === '2'", timeout=60_000)
+        after = _chart_rows(page)
+        assert {r["epsilon"] for r in after} == {0.4}  # 4 × 10^-1
+        dvp = lambda rows: [r["test error"] for r in rows if r["algorithm"] == "DVP"]
+        assert dvp(after) != dvp(before)  # less ε, more noise: another run
+        assert [r for r in after if r["algorithm"] == "non-private"] != []  # the reference is drawn too
+        page.select_option("#dpadmm-live-algorithm", "PVP")
+        page.wait_for_function(
+            "() => document.querySelector('.dpadmm-live-chart').__dpadmmView.data('live').some(r => r.algorithm === 'PVP')",
+            timeout=60_000)
+        assert page.locator(".dpadmm-live-chart svg").count() == 1
+        assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
+    finally:
+        visit.close()
+
+
 def test_without_webassembly_the_panel_says_so_and_keeps_the_precomputed_chart(site_dir, server, browser):
     visit = Visit(browser, init_script="delete window.WebAssembly;")
     try:
@@ -276,6 +309,8 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         names = set(z.namelist())
     assert "dpadmm_lite/live.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
+    # the data the Zhang & Zhu panel loads, with its source and licence (CC BY 4.0)
+    assert {"dpadmm_lite/data/adult.npz", "dpadmm_lite/data/README.md"} <= names
     lock = json.loads((site_dir / "_static/live/pyodide/pyodide-lock.json").read_text())
     entry = lock["packages"][live_build.WHEEL_NAME]
     shipped = (site_dir / "_static/live/pyodide" / entry["file_name"]).read_bytes()
@@ -314,6 +349,32 @@ def test_a_live_rerun_imports_no_pandas():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("panel, values, name", [
+    ("zhang2017", {"algorithm": "SGD"}, "algorithm"), ("zhang2017", {"epsilon": 20.0}, "epsilon"),
+    ("zhang2017", {"n_agents": 41}, "n_agents"), ("zhang2017", {"topology_name": "torus"}, "topology_name")])
+def test_bad_zhang_zhu_values_name_the_parameter(panel, values, name):
+    with pytest.raises(ValueError, match=name):
+        live.run_panel(panel, values)
+
+
+def test_the_zhang_zhu_panel_is_the_chapters_set_up():
+    """The panel's problem is the chapter's: ℓ2-logistic on Adult's first 8,000 rows at the paper's λ
+    (DVP's for the non-private reference), and its private run spends the ε asked for."""
+    from dpadmm_lite import datasets, problems
+
+    X, y, X_test, y_test = datasets.load_adult()
+    mine = live.zhang2017_problem(live.ZHANG2017_LAM["dvp_graph"])
+    chapter = problems.logistic(X[:8000], y[:8000], 10 ** -2.5 / 1750, "l2", X_test=X_test, y_test=y_test)
+    assert mine.n == chapter.n and np.isclose(mine.objective(np.ones(mine.d) * 0.01),
+                                              chapter.objective(np.ones(chapter.d) * 0.01), rtol=1e-12)
+    result = live.zhang2017_network(epsilon=2.0, iterations=10, n_agents=10)
+    assert "ε=" in result["summary"] and len(result["node_loss"]) == 10
+    assert {r["algorithm"] for r in result["rows"]} == {"DVP", "non-private"}
+    assert max(r["iteration"] for r in result["rows"]) == 10
+    alone = live.zhang2017_network(algorithm="non-private", iterations=10, n_agents=10)
+    assert {r["algorithm"] for r in alone["rows"]} == {"non-private"}
 
 
 @pytest.mark.parametrize("values, name", [({"rho": 0.0}, "rho"), ({"topology_name": "torus"}, "topology_name"),

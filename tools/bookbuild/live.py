@@ -52,6 +52,9 @@ REQUIRES = ("numpy", "scipy", "threadpoolctl")
 #: less to download (``misc`` alone, its sample images, is 1.9 MB). Every member kept is the
 #: verified official file, byte for byte (:func:`trimmed_wheel`).
 UNUSED = {"scipy": ("misc", "io", "signal", "cluster", "odr", "datasets")}
+#: Data files of the library that the live panels load (Zhang & Zhu's panel runs on Adult, 0.75 MB),
+#: with the file that states their source and licence (CC BY 4.0).
+DATA = ("data/adult.npz", "data/README.md")
 CACHE = BUILD / "live-cache"
 WHEEL_NAME = "dpadmm-lite"
 #: Fixed time stamp of the wheel's entries (a reproducible wheel: same sources, same bytes).
@@ -157,13 +160,14 @@ def trimmed_wheel(data: bytes, package: str, drop) -> bytes:
 
 
 def library_wheel(root: Path = ROOT) -> tuple[str, bytes, str]:
-    """The library's own pure-Python wheel (its ``.py`` files; no data sets, which the live
-    panels do not use), built reproducibly: (file name, bytes, version)."""
+    """The library's own pure-Python wheel (its ``.py`` files and :data:`DATA`, the data the live
+    panels load), built reproducibly: (file name, bytes, version)."""
     init = (root / "dpadmm_lite" / "__init__.py").read_text()
     version = next(line.split("=")[1].strip().strip('"') for line in init.splitlines()
                    if line.startswith("__version__"))
     dist = f"dpadmm_lite-{version}.dist-info"
-    sources = sorted(p for p in (root / "dpadmm_lite").rglob("*.py") if "__pycache__" not in p.parts)
+    sources = sorted([*(p for p in (root / "dpadmm_lite").rglob("*.py") if "__pycache__" not in p.parts),
+                      *(root / "dpadmm_lite" / name for name in DATA)])
     entries = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in sources]
     entries.append((f"{dist}/METADATA", (f"Metadata-Version: 2.1\nName: dpadmm-lite\nVersion: {version}\n"
                                          "Summary: differentially private ADMM (the book's library)\n"
@@ -213,7 +217,9 @@ def licences(files: dict[str, bytes]) -> str:
         "as each wheel ships them, follow. numpy's and scipy's texts include the licences of the code\n"
         "they bundle. The scipy wheel is the official one without the subpackages no live run imports\n"
         f"({', '.join(UNUSED['scipy'])}); every file in it is the official file, unmodified.\n"
-        "dpadmm_lite: this book's library (see the repository).\n\n")
+        "dpadmm_lite: this book's library (see the repository). Its data file dpadmm_lite/data/adult.npz is\n"
+        "derived from UCI Adult (B. Becker and R. Kohavi, 1996, doi:10.24432/C5XW20), Creative Commons\n"
+        "Attribution 4.0 International (CC BY 4.0); dpadmm_lite/data/README.md in the wheel says how.\n\n")
     mpl_text = (f"{'=' * 78}\nMozilla Public License 2.0 (Pyodide)\n{'=' * 78}\n{mpl.read_text()}\n"
                 if mpl.exists() else "Mozilla Public License 2.0: https://mozilla.org/MPL/2.0/\n")
     openblas = (f"{'=' * 78}\nOpenBLAS (openblas-*.zip, which ships no licence file), BSD-3-Clause\n{'=' * 78}\n"
