@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,13 @@ def test_a_failed_notebook_is_not_kept(tiny_book):
     result = book.build("fast", jobs=1, out=out)
     assert not result.ok
     assert not (out / "executed" / "fast" / "chapter").exists()
+
+
+def test_a_relative_out_folder_still_collects_the_claim_records(tiny_book, tmp_path, monkeypatch):
+    """The kernels run in the book's folder: a relative ``--out`` must not send the records there."""
+    chapter, table, out, build = tiny_book
+    monkeypatch.chdir(tmp_path)
+    result = book.build("fast", jobs=1, out=Path("relative-out"))
+    assert result.ok, [n.error for n in result.notebooks]
+    assert (tmp_path / "relative-out" / "results" / "chapter.claim.json").exists()
+    assert not (chapter.parent / "relative-out").exists()

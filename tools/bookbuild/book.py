@@ -60,7 +60,7 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None, fresh: bool = Fa
     if mode not in CELL_TIMEOUT:
         raise ValueError(f"mode must be one of {sorted(CELL_TIMEOUT)}, got {mode!r}")
     os.environ.setdefault("DPADMM_CACHE", str(BUILD / "cache" / mode))
-    out = Path(out) if out is not None else BUILD
+    out = Path(out).resolve() if out is not None else BUILD  # the kernels run in book/: no relative paths
     results = results_dir(out)
     shutil.rmtree(results, ignore_errors=True)
     results.mkdir(parents=True)
