@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import time
 import warnings
@@ -91,12 +92,37 @@ def unprepared(plan, client):
     return pd.concat([dl.sweep._rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
 
 
+def auto_batches(plan, client):
+    """The Dask path with joblib's automatic batching (``dl.sweep.DASK_BATCH_SIZE = "auto"``)."""
+    saved, dl.sweep.DASK_BATCH_SIZE = dl.sweep.DASK_BATCH_SIZE, "auto"
+    try:
+        return prepared(plan, client)
+    finally:
+        dl.sweep.DASK_BATCH_SIZE = saved
+
+
 def measure(label, run, client=None):
     load = uptime()
     cpu0, _ = _usage()
     w0 = _workers(client) if client else (0.0, 0)
     start = time.perf_counter()
-    frame = run()
+    if client is not None:
+        import distributed
+
+        with distributed.get_task_stream(client) as stream:
+            frame = run()
+        batches = [int(re.search(r"_(\d+)_calls", str(t["key"])).group(1)) for t in stream.data
+                   if re.search(r"_(\d+)_calls", str(t["key"]))]
+        busy = {}
+        for t in stream.data:
+            for part in t["startstops"]:
+                if part["action"] == "compute":
+                    busy[t["worker"]] = busy.get(t["worker"], 0.0) + part["stop"] - part["start"]
+        print(f"    {len(batches)} Dask tasks, runs per task: max {max(batches, default=0)}, "
+              f"median {np.median(batches) if batches else 0:g}; compute seconds per worker: "
+              f"{', '.join(f'{b:.1f}' for b in sorted(busy.values()))}")
+    else:
+        frame = run()
     wall = time.perf_counter() - start
     cpu1, _ = _usage()
     w1 = _workers(client) if client else (0.0, 0)
@@ -153,6 +179,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2, help="rounds of (serial, dask, dask unprepared)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--auto-batches", action="store_true",
+                        help="third variant: the Dask path with joblib's automatic batches instead of the unprepared one")
     parser.add_argument("--no-unprepared", action="store_true", help="skip the unprepared cluster (serial vs dask only)")
     parser.add_argument("--per-run", action="store_true", help="measure the cause: one run's CPU and page faults")
     args = parser.parse_args()
@@ -180,10 +208,12 @@ def main():
                 print(f"round {r + 1}")
                 s, sw, sc = measure("serial", lambda: serial(plan))
                 d, dw, dc = measure("dask", lambda: prepared(plan, after), after)
-                if args.no_unprepared:
+                if args.no_unprepared or args.auto_batches:
                     u, uw, uc = d, float("nan"), float("nan")
                 else:
                     u, uw, uc = measure("dask, unprepared", lambda: unprepared(plan, before), before)
+                if args.auto_batches:
+                    u, uw, uc = measure("dask, auto batches", lambda: auto_batches(plan, after), after)
                 for other in (d, u):
                     pd.testing.assert_frame_equal(s.drop(columns="seconds"), other.drop(columns="seconds"),
                                                   check_exact=True)

@@ -203,7 +203,10 @@ def grid(
 
     with _cluster_from_environment(n_jobs):
         shipped = _InWorker(task)  # prepares a worker process's allocator before its first task
-        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(joblib.delayed(shipped)(**s) for s in settings)
+        backend, _ = joblib.parallel.get_active_backend()
+        batch_size = DASK_BATCH_SIZE if type(backend).__name__ == "DaskDistributedBackend" else "auto"
+        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator", batch_size=batch_size)(
+            joblib.delayed(shipped)(**s) for s in settings)
         results = list(tqdm(results, total=len(settings), desc=name, disable=not progress))
     frame = pd.concat([_rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
 
@@ -262,6 +265,13 @@ def _cluster_from_environment(n_jobs):
             atexit.register(close_clients)
         _CLIENTS[address] = client
     return joblib.parallel_config(backend="dask", client=client)
+
+
+#: Runs per Dask task: one (a Dask task costs milliseconds, a run far more). The arena's full
+#: tuning sweep took 36.4 s on 2 workers with one run a task and 48.1 s with joblib's automatic
+#: batches (146 tasks of up to 8 runs), both with the workers evenly busy, in one measurement at
+#: load 4-5 (benchmarks/dask_sweep.py --auto-batches; docs/benchmarks.md).
+DASK_BATCH_SIZE: int | str = 1
 
 
 class _InWorker:
