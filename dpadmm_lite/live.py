@@ -25,7 +25,7 @@ from . import datasets, problems, topology
 from .registry import run
 
 __all__ = ["PANELS", "ZHANG2017_LAM", "accountants", "admm_consensus", "admm_problem", "ranges", "run_panel",
-           "zhang2017_network", "zhang2017_problem"]
+           "zhang2017_network", "zhang2017_problem", "huang2019_problem", "huang2019_star"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -236,6 +236,69 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
             "node_disagreement": [float(v) for v in np.asarray(last.params["node_disagreement"][-1])]}
 
 
+#: λ/n of Huang et al. (2019), Sec. VI-C, and their ρ (book/huang2019.ipynb).
+HUANG2019_LAM, HUANG2019_RHO = 1e-6, 0.1
+
+
+@functools.lru_cache(maxsize=2)
+def huang2019_problem(regularizer: str = "l2") -> problems.Problem:
+    """Logistic regression on all 40,000 Adult training records with the paper's λ (book/huang2019.ipynb)."""
+    if regularizer not in ("l1", "l2"):
+        raise ValueError(f"regularizer must be 'l1' or 'l2', got {regularizer!r}")
+    X_train, y_train, X_test, y_test = datasets.load_adult()
+    return problems.logistic(X_train, y_train, HUANG2019_LAM, regularizer, X_test=X_test, y_test=y_test)
+
+
+def huang2019_star(epsilon: float = 1.0, delta: float = 1e-3, regularizer: str = "l2", iterations: int = 40,
+                   n_agents: int = 100, calibration: str = "accountant", seed: int = 0) -> dict[str, Any]:
+    """DP-ADMM on a star of ``n_agents`` agents that split Adult (Huang et al. 2019; book/huang2019.ipynb,
+    Explore): the test error of the global model along the run, as the rows of the chapter's chart
+    "DP-ADMM and DP-SGD on Adult, 100 agents".
+
+    Parameters
+    ----------
+    epsilon : float
+        End-to-end ε in [0.01, 10] (``calibration="paper"``: the paper's reading).
+    delta : float
+        δ in [1e-8, 1e-2].
+    regularizer : str
+        "l1" or "l2".
+    iterations : int
+        In [1, 100].
+    n_agents : int
+        In [2, 100].
+    calibration : str
+        "accountant" or "paper".
+    seed : int
+        ≥ 0.
+
+    Returns
+    -------
+    dict
+        ``rows`` (iteration, test error, lo = hi = test error, method, regularizer, epsilon, delta)
+        and ``summary`` (privacy included).
+    """
+    if calibration not in ("accountant", "paper"):
+        raise ValueError(f"calibration must be 'accountant' or 'paper', got {calibration!r}")
+    for name, value, lo, hi in (("epsilon", epsilon, 0.01, 10.0), ("delta", delta, 1e-8, 1e-2)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {value!r}")
+    for name, value, lo, hi in (("iterations", iterations, 1, 100), ("n_agents", n_agents, 2, 100),
+                                ("seed", seed, 0, 2 ** 32 - 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    problem = huang2019_problem(regularizer)
+    trace = run("dp_admm_star", problem, epsilon=float(epsilon), delta=float(delta), rho=HUANG2019_RHO,
+                iterations=int(iterations), n_agents=int(n_agents), seed=int(seed), calibration=calibration)
+    shown = np.unique(np.r_[1:10, 10:iterations + 1:5, iterations])
+    shown = shown[shown <= iterations]
+    error = trace.metrics["test_error"]
+    rows = [{"iteration": int(k), "test error": float(error[k - 1]), "lo": float(error[k - 1]),
+             "hi": float(error[k - 1]), "method": "DP-ADMM", "regularizer": regularizer, "epsilon": float(epsilon),
+             "delta": float(delta)} for k in shown]
+    return {"rows": rows, "summary": trace.summary()}
+
+
 #: Every live panel: the chapter (page name under book/), the title of the static chart whose
 #: spec the page reuses, the library function, and its controls (name, kind, default, range or
 #: options, and how the page shows it: a log slider moves by ``step`` in log₁₀ units).
@@ -276,6 +339,19 @@ PANELS: dict[str, dict[str, Any]] = {
              "options": [[topology.label(n), n] for n in topology.NAMES]},
             {"name": "n_agents", "label": "N", "kind": "int", "value": 20, "min": 2, "max": 40},
             {"name": "iterations", "label": "T", "kind": "int", "value": 30, "min": 5, "max": 60},
+        ],
+    },
+    "huang2019": {
+        "page": "book/huang2019",
+        "chart": "DP-ADMM and DP-SGD on Adult, 100 agents",
+        "function": "huang2019_star",
+        "controls": [
+            {"name": "epsilon", "label": "ε", "kind": "log", "value": 1.0, "min": 0.01, "max": 10.0, "step": 0.05},
+            {"name": "delta", "label": "δ", "kind": "log", "value": 1e-3, "min": 1e-8, "max": 1e-2, "step": 1.0},
+            {"name": "regularizer", "label": "regulariser", "kind": "select", "value": "l2",
+             "options": [["ℓ1", "l1"], ["ℓ2", "l2"]]},
+            {"name": "n_agents", "label": "N", "kind": "int", "value": 100, "min": 2, "max": 100},
+            {"name": "iterations", "label": "T", "kind": "int", "value": 40, "min": 5, "max": 100},
         ],
     },
 }

@@ -222,6 +222,34 @@ def test_the_zhang_zhu_panel_runs_on_adult_in_the_browser(site_dir, server, brow
         visit.close()
 
 
+def test_the_huang_panel_runs_on_adult_in_the_browser(site_dir, server, browser):
+    """Huang et al.'s DP-ADMM on a star of 100 agents over all of Adult: the browser's numbers are
+    native CPython's; ε and the regulariser re-run it."""
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        page.goto(f"{server}/book/huang2019.html", wait_until="load")
+        page.locator(".dpadmm-live[data-live-panel='huang2019'] button").click()
+        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
+        before = _chart_rows(page)
+        native = live.run_panel("huang2019", {})
+        assert [r["iteration"] for r in before] == [r["iteration"] for r in native["rows"]]
+        assert [r["test error"] for r in before] == pytest.approx([r["test error"] for r in native["rows"]], rel=1e-9)
+        page.locator("#dpadmm-live-epsilon").evaluate(
+            "(el) => { el.value = String(Number(el.value) - 20 * Number(el.step)); el.dispatchEvent(new Event('input')); }")
+        page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveRuns === '2'", timeout=60_000)
+        after = _chart_rows(page)
+        assert {r["epsilon"] for r in after} == {0.1}
+        assert [r["test error"] for r in after] != [r["test error"] for r in before]
+        page.select_option("#dpadmm-live-regularizer", "l1")
+        page.wait_for_function(
+            "() => document.querySelector('.dpadmm-live-chart').__dpadmmView.data('live')[0].regularizer === 'l1'",
+            timeout=60_000)
+        assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
+    finally:
+        visit.close()
+
+
 def test_without_webassembly_the_panel_says_so_and_keeps_the_precomputed_chart(site_dir, server, browser):
     visit = Visit(browser, init_script="delete window.WebAssembly;")
     try:
@@ -357,6 +385,22 @@ def test_a_live_rerun_imports_no_pandas():
 def test_bad_zhang_zhu_values_name_the_parameter(panel, values, name):
     with pytest.raises(ValueError, match=name):
         live.run_panel(panel, values)
+
+
+def test_the_huang_panel_is_the_chapters_set_up():
+    """All of Adult, the paper's λ/n = 1e-6, ρ = 0.1; the run spends the ε asked for (accountant)."""
+    from dpadmm_lite import datasets
+
+    X, _, _, _ = datasets.load_adult()
+    problem = live.huang2019_problem("l2")
+    assert problem.n == X.shape[0] == 40_000
+    result = live.huang2019_star(epsilon=0.5, iterations=10, n_agents=10)
+    assert {r["method"] for r in result["rows"]} == {"DP-ADMM"} and max(r["iteration"] for r in result["rows"]) == 10
+    assert "privacy (ε=0.4999," in result["summary"] or "privacy (ε=0.5," in result["summary"]
+    for values, name in (({"regularizer": "l0"}, "regularizer"), ({"iterations": 101}, "iterations"),
+                         ({"delta": 0.5}, "delta"), ({"calibration": "rdp"}, "calibration")):
+        with pytest.raises(ValueError, match=name):
+            live.huang2019_star(**values)
 
 
 def test_the_zhang_zhu_panel_is_the_chapters_set_up():
