@@ -391,9 +391,13 @@ def test_the_huang_panel_is_the_chapters_set_up():
     """All of Adult, the paper's λ/n = 1e-6, ρ = 0.1; the run spends the ε asked for (accountant)."""
     from dpadmm_lite import datasets
 
-    X, _, _, _ = datasets.load_adult()
+    from dpadmm_lite import problems
+
+    X, y, X_test, y_test = datasets.load_adult()
     problem = live.huang2019_problem("l2")
-    assert problem.n == X.shape[0] == 40_000
+    chapter = problems.logistic(X, y, 1e-6, "l2", X_test=X_test, y_test=y_test)  # book/huang2019.ipynb, cell 3
+    w = np.full(chapter.d, 0.3)
+    assert problem.n == X.shape[0] == 40_000 and problem.objective(w) == pytest.approx(chapter.objective(w), rel=1e-12)
     result = live.huang2019_star(epsilon=0.5, iterations=10, n_agents=10)
     assert {r["method"] for r in result["rows"]} == {"DP-ADMM"} and max(r["iteration"] for r in result["rows"]) == 10
     assert "privacy (ε=0.4999," in result["summary"] or "privacy (ε=0.5," in result["summary"]
