@@ -7,7 +7,9 @@ import queue
 
 import build_book
 from bookbuild import stage
-from bookbuild.progress import Progress, previous_seconds
+from bookbuild import progress as progress_module
+from bookbuild.progress import MEASURED, Progress, previous_seconds
+from bookbuild.toc import ROOT, toc_notebooks
 
 PATHS = ["book/arena.ipynb", "book/admm.ipynb", "book/xu2020.ipynb"]
 
@@ -50,12 +52,34 @@ def test_without_a_previous_build_the_estimate_follows_the_cells_run():
     assert abs(progress.seconds_left(progress._start) - 3 * 40) < 1
 
 
-def test_previous_seconds_reads_the_same_mode_only(tmp_path):
+def test_previous_seconds_reads_the_same_mode_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(progress_module, "MEASURED", tmp_path / "no-such-file.json")
     (tmp_path / "last-build.json").write_text(json.dumps({"mode": "full", "notebooks": [
         {"path": "book/arena.ipynb", "ok": True, "seconds": 652.0},
         {"path": "book/admm.ipynb", "ok": False, "seconds": 3.0}]}))
     assert previous_seconds(tmp_path, "full") == {"book/arena.ipynb": 652.0}
     assert previous_seconds(tmp_path, "fast") == {} and previous_seconds(tmp_path / "none", "full") == {}
+
+
+def test_a_first_build_schedules_by_the_committed_measurements(tmp_path, monkeypatch):
+    """A fresh clone has no last build: without the committed times it ran the chapters in book
+    order and the longest (huang2019, 332 s) started third."""
+    measured = tmp_path / "measured.json"
+    measured.write_text(json.dumps({"full": {"book/huang2019.ipynb": 332.4, "book/admm.ipynb": 12.5}}))
+    monkeypatch.setattr(progress_module, "MEASURED", measured)
+    assert previous_seconds(tmp_path / "none", "full") == {"book/huang2019.ipynb": 332.4, "book/admm.ipynb": 12.5}
+    (tmp_path / "last-build.json").write_text(json.dumps({"mode": "full", "notebooks": [
+        {"path": "book/admm.ipynb", "ok": True, "seconds": 20.0}]}))
+    assert previous_seconds(tmp_path, "full") == {"book/huang2019.ipynb": 332.4, "book/admm.ipynb": 20.0}
+    assert previous_seconds(tmp_path, "fast") == {}
+
+
+def test_the_committed_measurements_cover_every_notebook():
+    committed = json.loads(MEASURED.read_text())
+    notebooks = {nb.relative_to(ROOT).as_posix() for nb in toc_notebooks()}
+    for mode in ("fast", "full"):
+        assert set(committed[mode]) == notebooks, mode
+        assert all(seconds > 0 for seconds in committed[mode].values())
 
 
 def test_a_notebook_run_reports_each_cell_and_keeps_kernel_messages_out_of_the_terminal(tmp_path, monkeypatch,
