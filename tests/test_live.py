@@ -336,7 +336,7 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
     assert live_build.library_wheel()[1] == first
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         names = set(z.namelist())
-    assert "dpadmm_lite/live.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
+    assert "dpadmm_lite/live/__init__.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
     # the data the Zhang & Zhu panel loads, with its source and licence (CC BY 4.0)
     assert {"dpadmm_lite/data/adult.npz", "dpadmm_lite/data/README.md"} <= names
     lock = json.loads((site_dir / "_static/live/pyodide/pyodide-lock.json").read_text())

@@ -1,0 +1,70 @@
+"""What every live panel shares: argument checks that name the parameter and its range, the
+iterations a chart keeps, and the controls several panels have (ε, δ, the network)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import topology
+
+
+def real(name: str, value: Any, lo: float, hi: float) -> float:
+    """``value`` as a float, or a ValueError naming ``name`` and the range [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {value!r}")
+    return float(value)
+
+
+def integer(name: str, value: Any, lo: int, hi: float = math.inf) -> int:
+    """``value`` as an int, or a ValueError naming ``name`` and the range [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        shown = "∞)" if math.isinf(hi) else f"{hi}]"
+        raise ValueError(f"{name} must be an integer in [{lo}, {shown}, got {value!r}")
+    return int(value)
+
+
+def one_of(name: str, value: Any, options) -> Any:
+    """``value`` if it is one of ``options``, or a ValueError naming ``name`` and the options."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+    return value
+
+
+def log_spaced(iterations: int, points: int = 20) -> np.ndarray:
+    """The iterations a chart keeps, log-spaced (as the ADMM and privacy chapters' sweeps keep them)."""
+    return np.unique(np.round(np.logspace(0, math.log10(iterations), points)).astype(int))
+
+
+def first_then_every_fifth(iterations: int) -> np.ndarray:
+    """Iterations 1–9, then every fifth, then the last (the Huang and Zhang & Zhu charts' points)."""
+    shown = np.unique(np.r_[1:10, 10:iterations + 1:5, iterations])
+    return shown[shown <= iterations]
+
+
+def epsilon_control(value: float, lo: float = 0.01, hi: float = 10.0) -> dict[str, Any]:
+    """The ε slider (end to end, log scale)."""
+    return {"name": "epsilon", "label": "ε", "kind": "log", "value": value, "min": lo, "max": hi, "step": 0.05}
+
+
+def delta_control(value: float, lo: float = 1e-8, hi: float = 1e-2, name: str = "delta") -> dict[str, Any]:
+    """The δ slider (log scale, one decade a step)."""
+    return {"name": name, "label": "δ", "kind": "log", "value": value, "min": lo, "max": hi, "step": 1.0}
+
+
+def topology_control(value: str = "ring") -> dict[str, Any]:
+    """The network drop-down (every graph of :data:`dpadmm_lite.topology.NAMES`)."""
+    return {"name": "topology_name", "label": "G", "kind": "select", "value": value,
+            "options": [[topology.label(n), n] for n in topology.NAMES]}
+
+
+def agents_control(value: int, hi: int, lo: int = 2) -> dict[str, Any]:
+    """The number of agents N."""
+    return {"name": "n_agents", "label": "N", "kind": "int", "value": value, "min": lo, "max": hi}
+
+
+def iterations_control(value: int, hi: int, lo: int = 5) -> dict[str, Any]:
+    """The number of iterations T."""
+    return {"name": "iterations", "label": "T", "kind": "int", "value": value, "min": lo, "max": hi}

@@ -1,0 +1,113 @@
+"""Zhang & Zhu (2017)'s live panel: DVP or PVP on a network that splits Adult (book/zhang2017.ipynb)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from .. import datasets, problems, topology
+from ..registry import run
+from ._common import (agents_control, epsilon_control, first_then_every_fifth, integer, iterations_control, one_of,
+                      real, topology_control)
+
+#: λ of Zhang & Zhu (2017), Sec. V, in the book's scale (the paper's regulariser weight over its C^R): DVP
+#: 10^-2.5/1750, PVP 10^-1/146; the non-private reference runs on DVP's problem (book/zhang2017.ipynb).
+ZHANG2017_LAM = {"dvp_graph": 10 ** -2.5 / 1750, "pvp_graph": 0.1 / 146, "admm_graph": 10 ** -2.5 / 1750}
+_NAMES = {"DVP": "dvp_graph", "PVP": "pvp_graph", "non-private": "admm_graph"}
+
+
+@functools.lru_cache(maxsize=8)
+def zhang2017_problem(lam: float, rows: int = 8_000) -> problems.Problem:
+    """ℓ2-logistic regression on the first ``rows`` records of Adult, with its reference optimum
+    (book/zhang2017.ipynb: the chapter's experiments and its live panel, which uses 8,000 rows)."""
+    X_train, y_train, X_test, y_test = datasets.load_adult()
+    problem = problems.logistic(X_train[:rows], y_train[:rows], lam, "l2", X_test=X_test, y_test=y_test)
+    problem.reference_optimum()
+    return problem
+
+
+@functools.lru_cache(maxsize=32)
+def _reference(problem: problems.Problem, **settings) -> Any:
+    """The non-private run next to the private one, kept: it does not depend on ε, δ or the algorithm,
+    so a move of those re-runs the private algorithm alone (as the chapter's panel does)."""
+    return run("admm_graph", problem, **settings)
+
+
+def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_name: str = "ring",
+                      n_agents: int = 20, iterations: int = 30, rho: float = 0.1, delta: float = 1e-5,
+                      lam: float | None = None, calibration: str = "accountant", rows: int = 8_000,
+                      seed: int = 0) -> dict[str, Any]:
+    """DVP or PVP (Zhang & Zhu 2017) on a network of ``n_agents`` nodes that split Adult, next to
+    the non-private ADMM on the same graph (book/zhang2017.ipynb, Explore): the test error of the
+    network's average model along the run, as the rows of the chapter's chart "Adult, 20 nodes, …".
+
+    Parameters
+    ----------
+    algorithm : str
+        "DVP", "PVP" or "non-private".
+    epsilon : float
+        End-to-end ε in [0.01, 10] (with ``calibration="paper"``: the paper's α per iteration).
+    topology_name : str
+        One of :data:`dpadmm_lite.topology.NAMES`.
+    n_agents : int
+        Nodes in [2, 40].
+    iterations : int
+        In [1, 200].
+    rho, delta : float
+        ADMM penalty in [1e-3, 1e2]; δ in [1e-8, 1e-2].
+    lam : float or None
+        λ in [1e-8, 1]; ``None``: the paper's λ for ``algorithm`` (:data:`ZHANG2017_LAM`).
+    calibration : str
+        "accountant" (ε end to end) or "paper".
+    rows : int
+        Adult's first ``rows`` training records, in [1000, 40000].
+    seed : int
+        ≥ 0.
+
+    Returns
+    -------
+    dict
+        ``rows`` (iteration, test error, empirical loss, lo = hi = test error, algorithm, epsilon,
+        topology), ``summary`` (the private run's summary line, privacy included), ``node_loss``
+        and ``node_disagreement`` (per node, at the last iteration).
+    """
+    one_of("algorithm", algorithm, _NAMES)
+    one_of("topology_name", topology_name, topology.NAMES)
+    one_of("calibration", calibration, ("accountant", "paper"))
+    epsilon, rho, delta = real("epsilon", epsilon, 0.01, 10.0), real("rho", rho, 1e-3, 1e2), real("delta", delta, 1e-8, 1e-2)
+    name = _NAMES[algorithm]
+    lam = ZHANG2017_LAM[name] if lam is None else real("lam", lam, 1e-8, 1.0)
+    iterations = integer("iterations", iterations, 1, 200)
+    problem = zhang2017_problem(float(lam), integer("rows", rows, 1000, 40_000))
+    settings = dict(rho=rho, iterations=iterations, topology=topology_name,
+                    n_agents=integer("n_agents", n_agents, 2, 40), seed=integer("seed", seed, 0, 2 ** 32 - 1))
+    runs = {"non-private": _reference(problem, **settings)}
+    if name != "admm_graph":
+        runs[algorithm] = run(name, problem, epsilon=epsilon, delta=delta, calibration=calibration, **settings)
+    out = []
+    for label, trace in runs.items():
+        error, loss = trace.metrics["test_error"], trace.metrics["empirical_loss"]
+        out += [{"iteration": int(k), "test error": float(error[k - 1]), "empirical loss": float(loss[k - 1]),
+                 "lo": float(error[k - 1]), "hi": float(error[k - 1]), "algorithm": label,
+                 "epsilon": epsilon, "topology": topology_name} for k in first_then_every_fifth(iterations)]
+    last = runs[algorithm] if algorithm in runs else runs["non-private"]
+    return {"rows": out, "summary": last.summary(),
+            "node_loss": [float(v) for v in np.asarray(last.params["node_loss"][-1])],
+            "node_disagreement": [float(v) for v in np.asarray(last.params["node_disagreement"][-1])]}
+
+
+PANELS = {
+    "zhang2017": {
+        "page": "book/zhang2017",
+        "chart": "Adult, 20 nodes, ρ = 0.1, δ = 1e-05",
+        "function": "zhang2017_network",
+        "controls": [
+            epsilon_control(4.0),
+            {"name": "algorithm", "label": "algorithm", "kind": "select", "value": "DVP",
+             "options": [[a, a] for a in _NAMES]},
+            topology_control("ring"), agents_control(20, 40), iterations_control(30, 60),
+        ],
+    },
+}
