@@ -48,9 +48,11 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
     hi = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta))  # RDP bound: δ(hi) ≤ δ
     while _log_delta_gdp(hi, mu) > log_delta:  # pragma: no cover - guard against rounding
         hi *= 2
-    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
-    root = optimize.brentq(lambda e: _log_delta_gdp(e, mu) - log_delta, 0.0, hi, xtol=1e-13, rtol=1e-13)
-    return root * (1 + 1e-11) + 1e-12  # round up: never report less than the truth
+    root = _brentq(lambda e: _log_delta_gdp(e, mu) - log_delta, 0.0, hi, xtol=1e-13, rtol=1e-13)
+    epsilon = root * (1 + 1e-11) + 1e-12  # round up: never report less than the truth
+    while _log_delta_gdp(epsilon, mu) > log_delta:  # pragma: no cover - and check it on the curve itself
+        epsilon = epsilon * (1 + 1e-11) + 1e-12
+    return epsilon
 
 
 def _gdp_mu_for(epsilon: float, delta: float) -> float:
@@ -62,6 +64,58 @@ def _gdp_mu_for(epsilon: float, delta: float) -> float:
         lo -= 2.0
     while f(hi) < 0:
         hi += 2.0
-    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
-    log_mu = optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
-    return math.exp(log_mu) * (1 - 1e-11)
+    log_mu = _brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
+    mu = math.exp(log_mu) * (1 - 1e-11)  # round down: never more than (ε, δ) allows
+    while _log_delta_gdp(epsilon, mu) > log_delta:  # pragma: no cover - and check it on the curve itself
+        mu *= 1 - 1e-11
+    return mu
+
+
+def _brentq(f, a: float, b: float, xtol: float, rtol: float, maxiter: int = 100) -> float:
+    """A root of ``f`` in the bracket [a, b] (``f(a)``, ``f(b)`` of opposite signs), to within
+    ``xtol + rtol·|x|``: Brent's method (Brent 1973, ch. 4) in the steps of ``scipy.optimize.brentq``,
+    so it returns the same float as scipy (tests/test_accounting_gdp.py) without importing
+    scipy.optimize, which costs seconds of a live panel's start in the browser. Each step keeps a
+    bracket [x, x_blk] of the root: an inverse-interpolation step when it shrinks the bracket fast
+    enough, a bisection otherwise."""
+    x_pre, x_cur = a, b
+    f_pre, f_cur = f(x_pre), f(x_cur)
+    if math.isnan(f_pre) or math.isnan(f_cur):
+        raise ValueError(f"f(a) and f(b) must be numbers, got f({a}) = {f_pre}, f({b}) = {f_cur}")
+    if f_pre == 0:
+        return x_pre
+    if f_cur == 0:
+        return x_cur
+    if math.copysign(1.0, f_pre) == math.copysign(1.0, f_cur):
+        raise ValueError(f"f(a) and f(b) must have opposite signs, got f({a}) = {f_pre}, f({b}) = {f_cur}")
+    x_blk = f_blk = s_pre = s_cur = 0.0
+    for _ in range(maxiter):
+        if f_pre != 0 and f_cur != 0 and math.copysign(1.0, f_pre) != math.copysign(1.0, f_cur):
+            x_blk, f_blk = x_pre, f_pre  # the root lies between x_cur and x_blk
+            s_pre = s_cur = x_cur - x_pre
+        if abs(f_blk) < abs(f_cur):  # x_cur: the end with the smaller |f|
+            x_pre, x_cur, x_blk = x_cur, x_blk, x_cur
+            f_pre, f_cur, f_blk = f_cur, f_blk, f_cur
+        tol = (xtol + rtol * abs(x_cur)) / 2
+        s_bis = (x_blk - x_cur) / 2
+        if f_cur == 0 or abs(s_bis) < tol:
+            return x_cur
+        if abs(s_pre) > tol and abs(f_cur) < abs(f_pre):
+            if x_pre == x_blk:  # secant
+                s_try = -f_cur * (x_cur - x_pre) / (f_cur - f_pre)
+            else:  # inverse quadratic interpolation
+                d_pre = (f_pre - f_cur) / (x_pre - x_cur)
+                d_blk = (f_blk - f_cur) / (x_blk - x_cur)
+                s_try = -f_cur * (f_blk * d_blk - f_pre * d_pre) / (d_blk * d_pre * (f_blk - f_pre))
+            if 2 * abs(s_try) < min(abs(s_pre), 3 * abs(s_bis) - tol):  # a short step: take it
+                s_pre, s_cur = s_cur, s_try
+            else:
+                s_pre = s_cur = s_bis
+        else:
+            s_pre = s_cur = s_bis
+        x_pre, f_pre = x_cur, f_cur
+        x_cur += s_cur if abs(s_cur) > tol else (tol if s_bis > 0 else -tol)
+        f_cur = f(x_cur)
+        if math.isnan(f_cur):
+            raise ValueError(f"f({x_cur}) is NaN: no root can be bracketed")
+    raise RuntimeError(f"no root to {xtol} + {rtol}·|x| after {maxiter} steps")  # pragma: no cover
