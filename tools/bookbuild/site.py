@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import live
+from . import csp, live
 from .toc import HTML, ROOT, STAGE
 
 
@@ -26,5 +26,9 @@ def build_site(mode: str, stage: Path = STAGE, html: Path = HTML) -> tuple[bool,
             live.install(html)
         except (live.LiveBuildError, subprocess.CalledProcessError) as err:
             return False, log + f"\nthe live panels' files could not be installed: {err}"
+        try:  # the live pages' Content-Security-Policy: the sha256 of each inline script (csp.py)
+            csp.install(html)
+        except csp.CspError as err:
+            return False, log + f"\nthe live pages' Content-Security-Policy could not be completed: {err}"
         return True, log
     return False, log

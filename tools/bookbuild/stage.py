@@ -188,8 +188,13 @@ def vendor_javascript(target: Path) -> None:
 
     target.mkdir(parents=True, exist_ok=True)
     vl_version = "v" + ".".join(altair.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    # The site's vegaEmbed always draws with ``ast: true``: Vega's expression interpreter (which
+    # vega-embed carries) instead of compiling each expression with ``Function``, so the live
+    # pages' Content-Security-Policy needs no 'unsafe-eval' (tools/bookbuild/csp.py).
     bundle = vl_convert.javascript_bundle(
-        "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;", vl_version=vl_version
+        "window.vegaEmbed = function (el, spec, opts) {"
+        " return vegaEmbed(el, spec, Object.assign({}, opts, { ast: true })); };"
+        " window.vega = vega; window.vegaLite = vegaLite;", vl_version=vl_version
     )
     # An IIFE keeps the bundle's top-level names out of the page's global scope.
     (target / "vega-bundle.js").write_text(f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n(function () {{\n{bundle}\n}})();\n")
