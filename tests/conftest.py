@@ -12,8 +12,11 @@ checks, no fast build.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import build_book  # noqa: E402
+import lab_session  # noqa: E402
 
 #: Environment variable naming a built site for the site tests (skips the fast build).
 SITE_VARIABLE = "DPADMM_SITE"
@@ -55,3 +59,32 @@ def pytest_sessionfinish(session, exitstatus):
     if skipped and session.exitstatus == 0:
         reporter.write_line(f"FAILED: {len(skipped)} test(s) skipped; this suite allows no skips", red=True)
         session.exitstatus = 1
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site_dir):
+    """The built site served on localhost (browsers run workers and WebAssembly only over HTTP)."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site_dir)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, through Playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    try:
+        path = lab_session.chromium_path()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=lab_session.CHROMIUM_ARGS)
+        yield b
+        b.close()

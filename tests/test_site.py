@@ -25,11 +25,8 @@ no browser or no site is a failure.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -49,35 +46,6 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture(scope="module")
 def site(site_dir) -> Path:
     return site_dir
-
-
-@pytest.fixture(scope="module")
-def server(site):
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    try:
-        path = lab_session.chromium_path()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 MATHJAX_DONE = "() => window.MathJax && MathJax.startup ? MathJax.startup.promise.then(() => true) : true"
