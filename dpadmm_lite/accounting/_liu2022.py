@@ -117,9 +117,9 @@ def liu2022_sadmm_epsilon(sigma: float, delta: float, *, iterations: int, n: int
 
     if theta is not None:
         return eps(check.open_unit("theta", theta))
-    from scipy import optimize  # here, not at the top: a live re-run without it skips its import
-    best = optimize.minimize_scalar(eps, bounds=(1e-6, 1 - 1e-6), method="bounded", options={"xatol": 1e-10})
-    return float(min(best.fun, eps(0.5)))
+    # The best θ in closed form: ε(θ) → ∞ at both ends, and ∂/∂θ of the quadratic vanishes where
+    # K(1 − 2θ)ε = −1; with the quadratic this gives (Kε − 1)² = 4K log(1/δ), i.e. θ = (1 + 1/(Kε))/2 ∈ (½, 1).
+    return (1 + 2 * math.sqrt(K * L)) / K
 
 
 def liu2022_vradmm_epsilon(sigma: float, delta: float, *, lipschitz: float, n: int, epochs: int, inner: int,
