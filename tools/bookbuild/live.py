@@ -54,7 +54,7 @@ REQUIRES = ("numpy", "scipy", "threadpoolctl")
 UNUSED = {"scipy": ("misc", "io", "signal", "cluster", "odr", "datasets")}
 #: Data files of the library that the live panels load (Zhang & Zhu's panel runs on Adult, 0.75 MB),
 #: with the file that states their source and licence (CC BY 4.0).
-DATA = ("data/adult.npz", "data/README.md")
+DATA = ("data/adult.npz", "data/feature_graphs.npz", "data/README.md")
 CACHE = BUILD / "live-cache"
 WHEEL_NAME = "dpadmm-lite"
 #: Fixed time stamp of the wheel's entries (a reproducible wheel: same sources, same bytes).
