@@ -39,15 +39,17 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from . import _validate as check
-from . import accounting, datasets, problems, registry, sweep
+from . import accounting, datasets, problems, registry
 from .privacy import PrivacyEvent
 from .labels import parameter
+
+if TYPE_CHECKING:  # pandas and the sweeps are imported where they are used: a live re-run of a field
+    import pandas as pd  # (dpadmm_lite.live.arena, in the reader's browser) has neither pandas nor joblib
 
 __all__ = ["Task", "TASKS", "SIZES", "N_AGENTS", "problem", "held_out_utility", "nonprivate_utility", "applicable",
            "candidates", "grid_table", "run", "noise_summary", "ledger_json", "ledger_from_json", "evaluate", "tune",
@@ -82,6 +84,7 @@ TASKS: dict[str, Task] = {
 SIZES = {
     "fast": {"adult": (2_000, 500), "lasso": (1_000, 1_000)},
     "full": {"adult": (8_000, 2_000), "lasso": (1_000, 1_000)},
+    "live": {"adult": (500, 500), "lasso": (1_000, 1_000)},  # the site's "Run live" panel (dpadmm_lite.live.arena)
 }
 
 #: Agents of every distributed algorithm (star, graph, federated, random walk): the same for all.
@@ -194,6 +197,8 @@ def candidates(tasks: Sequence[str], *, budget: int) -> list[str]:
 def grid_table(tasks: Sequence[str], *, budget: int) -> pd.DataFrame:
     """The tuning grids, as reported in the chapter: per algorithm (by its book's name,
     ``registry.label``), what it declares and what the budget let it try."""
+    import pandas as pd
+
     rows = []
     for name in sorted({n for t in tasks for n in applicable(t)}):
         info = registry.info(name)
@@ -330,6 +335,8 @@ def tune(plan: Sequence[str], *, epsilons: Iterable[float], seeds: Sequence[int]
          name: str = "arena: tuning on the validation split", n_jobs: int | None = None) -> pd.DataFrame:
     """Run every candidate of ``plan`` at every ε on the validation split (one sweep; ``n_jobs`` as
     :func:`dpadmm_lite.sweep.grid`)."""
+    from . import sweep
+
     grid = {"candidate": list(plan), "epsilon": [float(e) for e in epsilons], "split": ["validation"], "size": [size],
             "iterations": [check.count("iterations", iterations)]}
     return sweep.grid(evaluate, grid, seeds=seeds, name=name, n_jobs=n_jobs)
@@ -349,6 +356,8 @@ def select(tuning: pd.DataFrame, *, epsilons: Iterable[float]) -> pd.DataFrame:
         validation utility), ``candidates`` (how many were valid) and ``candidate`` (the entry
         for :func:`final`).
     """
+    import pandas as pd
+
     last = tuning[tuning["final"]]
     failed = last.groupby(["task", "algorithm", "config", "epsilon"])["error"].apply(lambda e: (e != "").any())
     score = last[last["error"] == ""].groupby(["task", "algorithm", "config", "epsilon"])["utility"].mean()
@@ -399,6 +408,8 @@ def final(chosen: pd.DataFrame, *, seeds: Sequence[int], size: str, iterations: 
           name: str = "arena: the test split, once", n_jobs: int | None = None) -> pd.DataFrame:
     """Run each chosen setting of :func:`select` on the test split (one sweep, once; ``n_jobs`` as
     :func:`dpadmm_lite.sweep.grid`)."""
+    from . import sweep
+
     grid = {"candidate": list(chosen["candidate"]), "split": ["test"], "size": [size],
             "iterations": [check.count("iterations", iterations)]}
     return sweep.grid(evaluate, grid, seeds=seeds, name=name, n_jobs=n_jobs)
@@ -427,6 +438,8 @@ def selection_cost(tuning: pd.DataFrame, chosen: pd.DataFrame, final: pd.DataFra
         γ = 1/settings, the worst candidate's RDP) plus the final run — not what the arena runs,
         shown to compare; ``nan`` with a single setting (nothing is selected).
     """
+    import pandas as pd
+
     rows = []
     delta_of = {name: task.delta for name, task in TASKS.items()}
     last_tuning = tuning[tuning["final"]]
@@ -480,6 +493,8 @@ def field(chosen: pd.DataFrame, tasks: Sequence[str], *, epsilons: Iterable[floa
     The live panel of the chapter looks its charts up here (a slider move is a lookup, not
     twenty runs); :func:`field_at` runs what is not here, e.g. another seed.
     """
+    from . import sweep
+
     plan = [entry for task in tasks for epsilon in epsilons for entry in _field_plan(chosen, task, float(epsilon))]
     grid = {"candidate": plan, "split": ["validation"], "size": [size], "iterations": [check.count("iterations", iterations)]}
     frame = sweep.grid(evaluate, grid, seeds=seeds, name=name, n_jobs=n_jobs)
@@ -491,6 +506,8 @@ def field_at(chosen: pd.DataFrame, task: str, epsilon: float, *, seed: int = 0, 
     """The final rows of every algorithm of ``task`` at one ε (one row each, ``error`` set for a
     run that failed): taken from ``precomputed`` (a :func:`field`) when it holds this task, ε
     and seed, else computed now with :func:`evaluate` — the same rows either way."""
+    import pandas as pd
+
     epsilon = float(epsilon)
     plan = _field_plan(chosen, task, epsilon)
     if precomputed is not None and math.isfinite(epsilon):
