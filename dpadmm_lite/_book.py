@@ -18,7 +18,8 @@ Their names stay importable from here. ``viz`` never imports this module
 It is also a Sphinx extension (``_config.yml``, :func:`setup`): a page loads the chart scripts
 (Vega, the readouts, the drawing script) only if it has a chart, and the theme's CSS keeps the
 rules of the icons the site uses only (the icon font draws them; the theme's 1.5 MB Font
-Awesome script is left out by ``site_static/_templates/layout.html``).
+Awesome script is left out by ``site_static/_templates/layout.html``), and the icon fonts keep only
+the glyphs the stylesheets name (156 KB → a few KB on every page).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import math
 import re
 from pathlib import Path
 
@@ -94,18 +96,56 @@ def _columns(rows: list) -> dict | None:
     return {"dpadmm_rows": len(rows), "dpadmm_columns": columns}
 
 
+#: Significant digits a chart's drawn numbers keep on the site (tooltips show at most 4; a pixel
+#: of a 400-pixel axis is 1 part in 400 of its range): the rest of a float64 is page weight.
+DRAWN_DIGITS = 6
+
+
+def _named_outside_encodings(node, out: list) -> list:
+    """Every key and string of a spec outside its ``encoding`` blocks and its data: where a filter,
+    a slider, a calculation or a grouping names a field."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key not in ("encoding", "datasets", "data"):
+                out.append(key)
+                _named_outside_encodings(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _named_outside_encodings(value, out)
+    elif isinstance(node, str):
+        out.append(node)
+    return out
+
+
+def _drawn(values: list) -> list:
+    """A column's floats to :data:`DRAWN_DIGITS` significant digits (other values as they are)."""
+    return [float(f"{v:.{DRAWN_DIGITS}g}") if isinstance(v, float) and math.isfinite(v) else v for v in values]
+
+
 def compact_datasets(spec: dict) -> dict:
     """The spec with each large named dataset (Altair's ``datasets``) written by columns, its
     repeated keys and strings once (a page's charts shrink to about a third); the site's
-    ``dpadmm-charts.js`` turns it back into the same rows before Vega-Lite sees it. Lossless:
-    a dataset that would not come back the same stays as it is."""
+    ``dpadmm-charts.js`` turns it back into the same rows before Vega-Lite sees it.
+
+    A column that only encodings draw keeps its floats to :data:`DRAWN_DIGITS` significant digits;
+    a column whose name appears anywhere else in the spec (a filter, a slider's comparison, a
+    calculation, a grouping) keeps them exactly, so every comparison finds the rows it found
+    before. A dataset that would not come back as those rows stays as it is."""
     datasets = spec.get("datasets")
     if not isinstance(datasets, dict):
         return spec
+    named = "\n".join(_named_outside_encodings(spec, []))
     out = {}
     for name, rows in datasets.items():
         columns = _columns(rows) if isinstance(rows, list) and len(rows) >= COMPACT_ROWS else None
-        out[name] = columns if columns is not None and _rows(columns) == rows else rows
+        if columns is not None:
+            exact = _rows(columns) == rows
+            for column in columns["dpadmm_columns"]:
+                if len(column) == 2 and column[0] not in named:
+                    column[1] = _drawn(column[1])
+            expected = [{k: (_drawn([v])[0] if k not in named else v) for k, v in r.items()} for r in rows]
+            columns = columns if exact and _rows(columns) == expected else None
+        out[name] = columns if columns is not None else rows
     return {**spec, "datasets": out}
 
 
@@ -265,16 +305,52 @@ def trim_icon_css(css: str, used: set[str]) -> str:
     return _ICON_RULE.sub(keep, css)
 
 
+#: A private-use codepoint in a stylesheet string (``content:"\\f0c9"``, ``--pst-icon-x:"\\f104"``).
+_CSS_CODEPOINT = re.compile(r'"\\(f[0-9a-f]{3})"')
+
+
+def icon_codepoints(static: Path) -> set[int]:
+    """The icon codepoints (U+F000–U+FFFF, Font Awesome's) that the site's stylesheets name: the
+    trimmed icon rules, the theme's icon variables and the other themes' own icons."""
+    sheets = [p for p in Path(static).rglob("*.css") if "live" not in p.relative_to(static).parts]
+    return {int(code, 16) for sheet in sheets for code in _CSS_CODEPOINT.findall(sheet.read_text(errors="replace"))}
+
+
+def subset_icon_fonts(static: Path, codepoints: set[int]) -> dict[str, tuple[int, int]]:
+    """Keep only the glyphs of ``codepoints`` in the icon fonts under ``static/vendor/fontawesome``
+    (WOFF2 and TrueType, in place): {file name: (bytes before, bytes after)}."""
+    from fontTools import subset
+
+    sizes = {}
+    for path in sorted(Path(static).glob("vendor/fontawesome/**/*")):
+        if path.suffix not in (".woff2", ".ttf"):
+            continue
+        options = subset.Options()
+        options.flavor = "woff2" if path.suffix == ".woff2" else None
+        options.layout_features = ["*"]
+        options.name_IDs = ["*"]  # the licence and copyright notices stay in the font
+        font = subset.load_font(str(path), options)
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=sorted(codepoints))
+        subsetter.subset(font)
+        before = path.stat().st_size
+        subset.save_font(font, str(path), options)
+        sizes[path.name] = (before, path.stat().st_size)
+    return sizes
+
+
 def _only_the_icons_used(app, exception) -> None:
     """build-finished: the theme's CSS keeps only the icon rules of the icons the pages use (its
     Font Awesome script, which would draw them as SVG, is left out of the page by the site's
-    ``site_static/_templates/layout.html``; the icon font draws them)."""
+    ``site_static/_templates/layout.html``; the icon font draws them), and the icon fonts only the
+    glyphs the stylesheets then name."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
     css = outdir / "_static" / "styles" / "pydata-sphinx-theme.css"
     if css.exists():
         css.write_text(trim_icon_css(css.read_text(), icons_used(outdir)))
+        subset_icon_fonts(outdir / "_static", icon_codepoints(outdir / "_static"))
 
 
 def setup(app) -> dict:
