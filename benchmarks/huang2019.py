@@ -100,7 +100,7 @@ def main() -> None:
         run_wall, run_cpu, floor_wall, floor_cpu = _interleaved(run, floor, repeat=args.repeat)
         iterates = np.tile(trace.model, (T, 1))
         with threadpool_limits(1, user_api="blas"):
-            scoring = median_ms(lambda: (star._objective_of_iterates(p, iterates), p.accuracy(iterates)))[1]
+            scoring = median_ms(lambda: star._Scored(p, iterates))[1]  # F and test accuracy of T iterates
         print(f"   {reg}: run {run_wall:5.0f} ms wall / {run_cpu:5.0f} ms CPU;  floor {floor_wall:5.0f} ms wall / "
               f"{floor_cpu:5.0f} ms CPU;  ratio {run_wall / floor_wall:.2f}× wall, {run_cpu / floor_cpu:.2f}× CPU   "
               f"target ≤ 2×   {'OK' if run_cpu <= 2 * floor_cpu else 'SLOW'}   (of the run: scoring the {T} "

@@ -147,15 +147,22 @@ def test_dp_admm_on_sparse_data_matches_per_agent_loop_across_noise_blocks(adult
 
 
 @pytest.mark.parametrize("reg", ["l1", "l2"])
-def test_scoring_the_iterates_equals_the_problem_objective(adult_small, reg):
-    """F of a run's iterates from one sparse product, in blocks of records, at small, ordinary and
+def test_scoring_the_iterates_at_once_equals_scoring_each_iterate(adult_small, reg):
+    """F and the test accuracy of a run's iterates, scored together (one sparse product per block of
+    records with the iterates as columns), equal each iterate scored on its own: at the zero model
+    (every loss factor 1 + e^0 = 2, the largest a block's product can meet), small, ordinary and
     huge margins (where ℓ ≈ |u| or ≈ e^{−u}), across more than one block of records."""
-    problem = adult_small if reg == "l2" else problems.logistic(adult_small.X, adult_small.y, 1e-4, "l1")
-    assert problem.n > star._SCORE_BLOCK
+    problem = adult_small if reg == "l2" else problems.logistic(adult_small.X, adult_small.y, 1e-4, "l1",
+                                                                X_test=adult_small.X_test, y_test=adult_small.y_test)
+    assert problem.n > 2 * star._SCORE_BLOCK and star._sparse(problem)
     rng = np.random.default_rng(0)
     iterates = rng.standard_normal((30, problem.d)) * np.geomspace(1e-4, 3e3, 30)[:, None]
-    np.testing.assert_allclose(star._objective_of_iterates(problem, iterates), problem.objective(iterates),
-                               rtol=1e-12)
+    iterates[0] = 0.0
+    one_by_one = np.array([problem.objective(w) for w in iterates])
+    np.testing.assert_allclose(star._objective_of_iterates(problem, iterates), one_by_one, rtol=1e-12)
+    accuracy = np.array([problem.accuracy(w) for w in iterates])
+    np.testing.assert_array_equal(star._accuracy_of_iterates(problem, iterates), accuracy)
+    assert len(np.unique(accuracy)) > 5  # the iterates differ in what they classify right
     dense = problems.logistic(rng.uniform(0.1, 0.2, (300, 8)), np.sign(rng.standard_normal(300)), 1e-3, reg)
     x = rng.standard_normal((4, 8))
     np.testing.assert_array_equal(star._objective_of_iterates(dense, x), dense.objective(x))  # dense: the problem's
