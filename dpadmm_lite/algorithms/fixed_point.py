@@ -143,6 +143,9 @@ _CHUNK_ELEMENTS = 1 << 22  # noise drawn per chunk of rounds (bounds memory)
 #: Threads a batch of runs is split over by default (both cores of the book's machine; one per run at most).
 THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 _GAP_BLOCK = 1 << 14  # geometric gaps of the participation schedule drawn per call
+#: Pairs (run, user) a group of runs updates per round, about: a batch is split into groups of runs this big, so
+#: that a round's work arrays stay in a core's cache; threads take the groups one after another.
+_GROUP_PAIRS = 1 << 10
 
 
 # ====================================================================== the data, per record
@@ -188,10 +191,14 @@ def _prox_coefficient(records: _Records, users, aw: np.ndarray, step: np.ndarray
     margin ``t = a·x`` solves ``t + s‖a‖² ℓ'(t) = a·w`` (monotone, solved by safeguarded Newton), and
     ``c = −s ℓ'(t)``.
     """
-    b = records.y[users]
-    a2 = records.sq_norms[users]
-    if records.loss == "squared":
-        return (b - aw) / (1.0 / step + a2)
+    return _coefficient(records.loss, aw, records.y[users], records.sq_norms[users], step)
+
+
+def _coefficient(loss: str, aw, b, a2, step, denominator=None):
+    """:func:`_prox_coefficient` from the pairs' labels ``b``, ``‖a‖²`` and steps (``denominator``: the
+    squared loss's ``1/s + ‖a‖²`` when already computed; the same numbers)."""
+    if loss == "squared":
+        return (b - aw) / (1.0 / step + a2 if denominator is None else denominator)
     return -step * _logistic_slope(_logistic_prox_margin(aw, b, step * a2), b)
 
 
@@ -414,27 +421,113 @@ class _Schedule:
         return drawn[:cut]
 
 
-def _participants(schedules, k0: int, rounds: int, n: int):
-    """Poisson sampling for rounds ``k0 … k0 + rounds − 1``: ``(round, run, user)`` of every
-    participant, round-major (then run, then user), and ``rows``: for each run, where its
-    participants are in that order, in the run's own order (round, user) — the order of its draws.
+class _Pairs:
+    """The (run, user) pairs of a chunk of rounds for a group of runs, round-major (then run, then user).
+
+    ``counts[j, b]`` pairs of run b take part in round j; round j's pairs are rows
+    ``bounds[j] … bounds[j + 1] − 1`` and, within them, run b's block starts at ``within[j, b]``: each
+    (round, run) block is contiguous, so a run's noise for a round is drawn straight into its block.
     """
+
+    def __init__(self, runs: np.ndarray, users: np.ndarray, counts: np.ndarray):
+        self.runs, self.users, self.counts = runs, users, counts
+        self.bounds = np.concatenate([[0], np.cumsum(counts.sum(axis=1))])
+        self.within = np.cumsum(counts, axis=1) - counts
+        self.taking = counts > 0
+
+    def sum(self, j: int, values: np.ndarray, B: int) -> np.ndarray:
+        """Round j's rows of ``values`` summed per run, shape (B, …): each run's rows one after the other."""
+        out = np.zeros((B,) + values.shape[1:])
+        taking = self.taking[j]
+        if taking.all():
+            out[:] = np.add.reduceat(values, self.within[j], axis=0)
+        elif taking.any():
+            out[taking] = np.add.reduceat(values, self.within[j][taking], axis=0)
+        return out
+
+    def round(self, j: int, B: int, n: int) -> _Round:
+        """Round j's pairs as a :class:`_Round` (for the per-round diagnostics)."""
+        lo, hi = self.bounds[j], self.bounds[j + 1]
+        return _Round(self.runs[lo:hi], self.users[lo:hi], B, n)
+
+
+def _sampled_pairs(schedules, k0: int, rounds: int, n: int) -> _Pairs:
+    """Poisson sampling for rounds ``k0 … k0 + rounds − 1`` of a group of runs (each from its schedule)."""
     B = len(schedules)
     taken = [sch.take((k0 + rounds) * n) for sch in schedules]
-    sizes = np.array([len(t) for t in taken])
     flat = np.concatenate(taken) - k0 * n  # run-major: run 0's (round, user) in order, then run 1's, …
-    kk, ii = np.divmod(flat, n)
-    bb = np.repeat(np.arange(B), sizes)
-    # a counting sort to round-major: each (round, run) group is one contiguous block in both orders
-    counts = np.bincount(kk * B + bb, minlength=rounds * B).reshape(rounds, B)
-    round_major = np.concatenate([[0], np.cumsum(counts.ravel())[:-1]]).reshape(rounds, B)
-    run_major = np.concatenate([[0], np.cumsum(counts.T.ravel())[:-1]]).reshape(B, rounds).T
-    where = round_major[kk, bb] + (np.arange(len(flat)) - run_major[kk, bb])
-    out = np.empty((3, len(flat)), dtype=np.int64)
-    out[0, where], out[1, where], out[2, where] = kk, bb, ii
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    rows = [where[starts[b]:starts[b + 1]] for b in range(B)]
-    return out[0], out[1], out[2], rows
+    kk = flat // n
+    runs = np.repeat(np.arange(B), [len(t) for t in taken])
+    order = np.argsort(kk, kind="stable")  # round-major; a round's pairs stay in (run, user) order
+    counts = np.bincount(kk * B + runs, minlength=rounds * B).reshape(rounds, B)
+    return _Pairs(runs[order], (flat - kk * n)[order], counts)
+
+
+def _all_pairs(rounds: int, B: int, n: int) -> _Pairs:
+    """Every user of every run in every round (centralized)."""
+    return _Pairs(np.tile(np.repeat(np.arange(B), n), rounds), np.tile(np.arange(n), rounds * B),
+                  np.full((rounds, B), n, dtype=np.int64))
+
+
+class _Work:
+    """The work arrays of a round, ``(m, p)`` each, allocated once and reused by every round (grown when
+    a round has more pairs): the update writes into them with ``out=``, no temporaries of that size."""
+
+    def __init__(self, p: int):
+        self.p, self.arrays = p, {}
+
+    def __call__(self, name: str, m: int) -> np.ndarray:
+        a = self.arrays.get(name)
+        if a is None or a.shape[0] < m:
+            a = self.arrays[name] = np.empty((m + m // 4 + 1, self.p))
+        return a[:m]
+
+
+def _intercepted() -> bool:
+    """Whether an audit sees the draws (:func:`dpadmm_lite.audit.intercept_noise` wraps mechanisms.gaussian)."""
+    return getattr(mechanisms.gaussian, "__wrapped__", None) is not None
+
+
+class _Noise:
+    """The noise of a chunk of rounds of a group of runs, handed out one round at a time.
+
+    Run b's noise is its own stream read in the order of its pairs, (round, user), with scale
+    ``scale[b]`` (θσ for ADMM). Each (round, run) block is drawn straight into the round's work array
+    and scaled in place (``standard_normal(out=…)``; the same numbers as
+    :func:`dpadmm_lite.mechanisms.gaussian`, which draws then scales in place, and as one draw for the
+    whole chunk: a stream gives the same numbers however its draws are split). While an audit
+    intercepts the draws, each run instead draws its chunk in one call of ``mechanisms.gaussian`` of
+    shape ``shapes[b]`` (the calls the audit sees and may edit) and the blocks are copied from it.
+    """
+
+    def __init__(self, rngs, scale: np.ndarray, pairs: _Pairs, shapes: list):
+        counts = pairs.counts
+        self.rngs, self.scale, self.counts = rngs, scale, counts
+        self.noisy = [b for b in range(len(scale)) if scale[b] > 0 and counts[:, b].any()]
+        self.partial = 0 < len(self.noisy) < len(scale)  # some runs add no noise: their rows are zeros
+        self.drawn = None
+        if self.noisy and _intercepted():
+            self.drawn = {b: mechanisms.gaussian(rngs[b], scale[b], shapes[b]).reshape(-1, shapes[b][-1])
+                          for b in self.noisy}
+            self.start = np.cumsum(counts, axis=0) - counts  # run b's first row of round j in its draw
+
+    def fill(self, j: int, out: np.ndarray, within: np.ndarray) -> bool:
+        """Round j's noise into ``out`` (the round's rows; run b's block at ``within[b]``); False if none."""
+        if not self.noisy:
+            return False
+        if self.partial:
+            out.fill(0.0)
+        for b in self.noisy:  # a loop over the runs of a group (a few), not over users
+            c = self.counts[j, b]
+            if not c:
+                continue
+            block = out[within[b]:within[b] + c]
+            if self.drawn is None:
+                self.rngs[b].standard_normal(out=block)
+                block *= self.scale[b]
+            else:
+                block[...] = self.drawn[b][self.start[j, b]:self.start[j, b] + c]
+        return True
 
 
 @functools.lru_cache(maxsize=1024)
@@ -455,62 +548,99 @@ def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int,
 
     ``sampling_rate`` (B,) for ``"federated"``; ``paths`` (B, K) of visited users for ``"walk"``.
     Each run draws from its own two streams (:func:`_streams`), so the batch reproduces the runs
-    one by one.
+    one by one. A round makes one pass per line of (6)–(7) over its pairs, in work arrays reused by
+    every round (:class:`_Work`), with each run's noise drawn straight into its rows (:class:`_Noise`).
     """
+    if mode == "walk":
+        return _walk_engine(records, s, iterations=iterations, seeds=seeds, paths=paths, keep_iterates=keep_iterates)
     B, n, p, K = s.runs, records.n, records.p, iterations
     sample_rngs, noise_rngs = _streams(seeds)
-    schedules = [_Schedule(rng, q, n) for rng, q in zip(sample_rngs, sampling_rate)] if mode == "federated" else None
+    federated = mode == "federated"
+    schedules = [_Schedule(rng, q, n) for rng, q in zip(sample_rngs, sampling_rate)] if federated else None
     scale = s.theta * s.sigma  # the noise added to a u-block: 2θ · ½σξ
     U = np.zeros((B * n, p))  # u_0 = 0: the u-blocks of all runs, run-major (row b·n + i)
     Ubar = np.zeros((B, p))  # the running mean of the u_i (the server's state)
     z_step = (s.gamma / n)[:, None]
     Z = _prox_regularizer(records, Ubar, z_step)
     history = _History(K, B, p, keep_iterates)
-    per_round = {"centralized": n, "federated": int(np.max(sampling_rate) * n) + 1, "walk": 1}[mode]
+    work = _Work(p)
+    squared = records.loss == "squared"
+    per_round = int(np.max(sampling_rate) * n) + 1 if federated else n
     chunk = _chunk(B, per_round, p, K)
-    everyone = _Round(np.repeat(np.arange(B), n), np.tile(np.arange(n), B), B, n) if mode == "centralized" else None
+    for k0 in range(0, K, chunk):
+        rounds = min(chunk, K - k0)
+        if federated:  # Alg. 3: a Poisson sample of users per run and round
+            pairs = _sampled_pairs(schedules, k0, rounds, n)
+            history.count(pairs.runs, pairs.users, B, n)
+            shapes = [(int(t), p) for t in pairs.counts.sum(axis=0)]
+        else:  # Alg. 2: every user, every round; the round's pairs are the rows of U in order
+            pairs = _all_pairs(rounds, B, n)
+            shapes = [(rounds, n, p)] * B
+        noise = _Noise(noise_rngs, scale, pairs, shapes)
+        users, runs = pairs.users, pairs.runs
+        flat = runs * n + users  # the pair's row of U
+        labels, a2, step = records.y[users], records.sq_norms[users], s.gamma[runs] / n  # per-record prox step γ/n
+        denominator = 1.0 / step + a2 if squared else None
+        two_theta, clip = 2.0 * s.theta[runs], s.clip[runs]
+        for j in range(rounds):
+            lo, hi = pairs.bounds[j], pairs.bounds[j + 1]
+            m = int(hi - lo)
+            rows = slice(lo, hi)
+            if m:
+                Ur = U if not federated else np.take(U, flat[rows], axis=0, out=work("u", m))  # the pairs' u_i
+                A = np.take(records.X, users[rows], axis=0, out=work("a", m))  # a_i
+                W = np.take(Z, runs[rows], axis=0, out=work("w", m))  # z_{k+1} of the pair's run
+                D = np.subtract(W, Ur, out=work("d", m))  # z − u_i
+                W += D  # the prox point 2z_{k+1} − u_{k,i}
+                c = _coefficient(records.loss, _rowdot(A, W), labels[rows], a2[rows], step[rows],
+                                 None if denominator is None else denominator[rows])
+                A *= c[:, None]  # (6) x = prox_{(γ/n)ℓ_i}(2z − u_i) = 2z − u_i + c·a_i
+                D += A  # x − z_{k+1} = (z − u_i) + c·a_i
+                norms = np.sqrt(_rowdot(D, D))
+                D *= (two_theta[rows] * _clip_factor(norms, clip[rows]))[:, None]  # (7) 2θ Clip(x − z, C) …
+                N = work("n", m)
+                if noise.fill(j, N, pairs.within[j]):
+                    D += N  # … + 2θ · ½σξ (drawn with standard deviation θσ)
+                Ur += D  # (7) u_{k+1,i}
+                if federated:
+                    U[flat[rows]] = Ur  # back into the blocks that took part
+                Ubar += pairs.sum(j, D, B) / n  # the server adds (1/n) Σ Δu_i to the running mean ū
+            else:
+                norms = np.empty(0)
+            Z = _prox_regularizer(records, Ubar, z_step)  # (5) z_{k+1} = prox_{(γ/n)λr}(ū)
+            history.store(k0 + j, Z, norms, s.clip, pairs.round(j, B, n) if history.z is not None else None, B)
+    return history
+
+
+def _walk_engine(records: _Records, s: _Settings, *, iterations: int, seeds, paths, keep_iterates: bool) -> _History:
+    """Algorithm 4 for B runs: at each step one user per run (its walk's) runs (6)–(7), then (5)."""
+    B, n, p, K = s.runs, records.n, records.p, iterations
+    _, noise_rngs = _streams(seeds)
+    scale = s.theta * s.sigma  # the noise added to a u-block: 2θ · ½σξ
+    U = np.zeros((B * n, p))  # u_0 = 0: the u-blocks of all runs, run-major (row b·n + i)
+    Ubar = np.zeros((B, p))  # the running mean of the u_i
+    z_step = (s.gamma / n)[:, None]
+    Z = _prox_regularizer(records, Ubar, z_step)
+    history = _History(K, B, p, keep_iterates)
+    chunk = _chunk(B, 1, p, K)
     runs_once = np.arange(B)
     for k0 in range(0, K, chunk):
         rounds = min(chunk, K - k0)
-        if mode == "federated":  # Poisson sampling, round-major (round, run, user) triples
-            kk, bb, ii, rows = _participants(schedules, k0, rounds, n)
-            history.count(bb, ii, B, n)
-            noise = _chunk_noise(noise_rngs, scale, rows, [(len(r), p) for r in rows], len(kk), p)
-            bounds = np.searchsorted(kk, np.arange(rounds + 1))
-        else:  # every user (centralized) or one user (walk) per run and round: layout (round, run, user)
-            width = n if mode == "centralized" else 1
-            layout = np.arange(rounds * B * width).reshape(rounds, B, width)
-            noise = _chunk_noise(noise_rngs, scale, [layout[:, b].ravel() for b in range(B)],
-                                 [(rounds, width, p)] * B, rounds * B * width, p)
-            bounds = np.arange(rounds + 1) * B * width
+        layout = np.arange(rounds * B).reshape(rounds, B)  # the chunk's noise: (step, run)
+        noise = _chunk_noise(noise_rngs, scale, [layout[:, b] for b in range(B)], [(rounds, 1, p)] * B, rounds * B, p)
         for j in range(rounds):
-            round_noise = None if noise is None else noise[bounds[j]:bounds[j + 1]]
-            if mode == "walk" and B == 1:  # one walk: the same lines on single vectors (less overhead per step)
+            round_noise = None if noise is None else noise[j * B:(j + 1) * B]
+            if B == 1:  # one walk: the same lines on single vectors (less overhead per step)
                 Z = _walk_step(records, U, Ubar, Z, int(paths[0, k0 + j]), s, round_noise, history, k0 + j)
                 continue
-            if mode == "walk":  # Alg. 4: the user holding the model, one per run
-                users = paths[:, k0 + j]
-                flat = runs_once * n + users
-                U_pairs = U[flat]
-                dU, norms = _admm_block_update(records, U_pairs, Z, users, runs_once, s, round_noise)
-                U[flat] = U_pairs + dU  # (7) for the visited block
-                Ubar += dU / n  # (1/n) Δu_i into the running mean ū
-                pairs = None
-            else:
-                if mode == "centralized":
-                    pairs = everyone  # Alg. 2: every user, every round
-                else:
-                    pairs = _Round(bb[bounds[j]:bounds[j + 1]], ii[bounds[j]:bounds[j + 1]], B, n)  # Alg. 3: a sample
-                U_pairs = U if mode == "centralized" else U[pairs.flat]
-                dU, norms = _admm_block_update(records, U_pairs, Z[pairs.runs], pairs.users, pairs.runs, s, round_noise)
-                if mode == "centralized":
-                    U += dU  # (7) for every block
-                else:
-                    U_pairs += dU  # a gathered copy
-                    U[pairs.flat] = U_pairs  # (7) for the blocks that took part
-                Ubar += pairs.sum(dU, B) / n  # the server adds (1/n) Σ Δu_i to the running mean ū
-            Z = _prox_regularizer(records, Ubar, z_step)  # (5) z_{k+1} = prox_{(γ/n)λr}(ū)
-            history.store(k0 + j, Z, norms, s.clip, pairs, B)
+            users = paths[:, k0 + j]  # Alg. 4: the user holding the model, one per run
+            flat = runs_once * n + users
+            U_pairs = U[flat]
+            dU, norms = _admm_block_update(records, U_pairs, Z, users, runs_once, s, round_noise)
+            U[flat] = U_pairs + dU  # (7) for the visited block
+            Ubar += dU / n  # (1/n) Δu_i into the running mean ū
+            Z = _prox_regularizer(records, Ubar, z_step)  # (5)
+            history.store(k0 + j, Z, norms, s.clip, None, B)
     return history
 
 
@@ -520,33 +650,51 @@ def _prox_sgd_engine(records: _Records, *, step, clip, sigma, sampling_rate, ite
     """Proximal (DP-)SGD for B runs: ``z ← prox_{ηλr}(z − η (Σ_{i∈S} Clip(∇ℓ_i(z), C) + σξ)/(qn))``.
 
     Users are Poisson-sampled at rate q (the same scheme and stream as federated ADMM); the sum of
-    clipped per-example gradients is normalised by the expected batch size ``qn``.
+    clipped per-example gradients is normalised by the expected batch size ``qn``. The server's noise,
+    one vector per run and round, is drawn per chunk of rounds into one array reused by every chunk.
     """
     B, n, p, K = len(step), records.n, records.p, iterations
     sample_rngs, noise_rngs = _streams(seeds)
     schedules = [_Schedule(rng, q, n) for rng, q in zip(sample_rngs, sampling_rate)]
     Z = np.zeros((B, p))
     history = _History(K, B, p, keep_iterates)
-    chunk = _chunk(B, 1, p, K)  # the noise of a chunk: rounds × runs × p
+    work = _Work(p)
+    row_norms = np.sqrt(records.sq_norms)
+    chunk = _chunk(B, 1, p, K)  # the noise of a chunk: runs × rounds × p
+    noisy = [b for b in range(B) if sigma[b] > 0]
+    buffer = np.zeros((B, chunk, p)) if noisy else None  # zeros stay zeros for runs without noise
     for k0 in range(0, K, chunk):
         rounds = min(chunk, K - k0)
-        kk, bb, ii, _ = _participants(schedules, k0, rounds, n)
-        bounds = np.searchsorted(kk, np.arange(rounds + 1))
-        layout = np.arange(rounds * B).reshape(rounds, B)
-        noise = _chunk_noise(noise_rngs, sigma, [layout[:, b] for b in range(B)], [(rounds, p)] * B, rounds * B, p)
+        pairs = _sampled_pairs(schedules, k0, rounds, n)
+        users, runs = pairs.users, pairs.runs
+        labels, norms_of_rows, clips = records.y[users], row_norms[users], clip[runs]
+        noise = None
+        if noisy:
+            noise = buffer[:, :rounds]
+            drawn = {b: mechanisms.gaussian(noise_rngs[b], sigma[b], (rounds, p)) for b in noisy} \
+                if _intercepted() else None  # an audit sees each run's chunk in one call
+            for b in noisy:  # a loop over the runs of a group
+                if drawn is None:
+                    noise_rngs[b].standard_normal(out=noise[b])
+                    noise[b] *= sigma[b]
+                else:
+                    noise[b] = drawn[b]
         for j in range(rounds):
-            pairs = _Round(bb[bounds[j]:bounds[j + 1]], ii[bounds[j]:bounds[j + 1]], B, n)
-            a = records.X[pairs.users]
-            b_labels = records.y[pairs.users]
-            margin = _rowdot(a, Z[pairs.runs])
+            lo, hi = pairs.bounds[j], pairs.bounds[j + 1]
+            rows = slice(lo, hi)
+            m = int(hi - lo)
+            A = np.take(records.X, users[rows], axis=0, out=work("a", m))  # a_i
+            margin = _rowdot(A, np.take(Z, runs[rows], axis=0, out=work("z", m)))  # a_i·z of the pair's run
+            b_labels = labels[rows]
             slope = margin - b_labels if records.loss == "squared" else _logistic_slope(margin, b_labels)
-            norms = np.abs(slope) * np.sqrt(records.sq_norms[pairs.users])  # ‖∇ℓ_i(z)‖ = |ℓ'|·‖a_i‖
-            G = pairs.sum((slope * _clip_factor(norms, clip[pairs.runs]))[:, None] * a, B)  # Σ Clip(∇ℓ_i(z), C)
+            norms = np.abs(slope) * norms_of_rows[rows]  # ‖∇ℓ_i(z)‖ = |ℓ'|·‖a_i‖
+            A *= (slope * _clip_factor(norms, clips[rows]))[:, None]  # Clip(∇ℓ_i(z), C)
+            G = pairs.sum(j, A, B)  # Σ_{i∈S} Clip(∇ℓ_i(z), C)
             if noise is not None:
-                G += noise[j * B:(j + 1) * B]  # + σξ
+                G += noise[:, j]  # + σξ
             g = G / (sampling_rate * n)[:, None]  # the noisy gradient g̃
             Z = _prox_regularizer(records, Z - step[:, None] * g, step[:, None])  # z ← prox_{ηλr}(z − η g̃)
-            history.store(k0 + j, Z, norms, clip, pairs, B)
+            history.store(k0 + j, Z, norms, clip, pairs.round(j, B, n) if history.z is not None else None, B)
     return history
 
 
@@ -800,13 +948,25 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
     return plan, (np.stack(paths) if paths else None)
 
 
-def _thread_count(threads, B: int, mode) -> int:
-    """Threads for a batch of B runs: ``threads`` (default :data:`THREADS`), at most one per run; one for
-    the walk (a single walk runs on vectors) and while an audit intercepts the draws (it logs them in order)."""
+def _thread_count(threads, groups: int, mode) -> int:
+    """Threads for a batch split into ``groups`` groups of runs: ``threads`` (default :data:`THREADS`), at most one
+    per group; one for the walk (a single walk runs on vectors) and while an audit intercepts the draws (it logs
+    them in order)."""
     threads = THREADS if threads is None else check.count("threads", threads)
-    if mode == "walk" or getattr(mechanisms.gaussian, "__wrapped__", None) is not None:
+    if mode == "walk" or _intercepted():
         return 1
-    return max(1, min(threads, B))
+    return max(1, min(threads, groups))
+
+
+def _groups(plan: _Plan, n: int) -> list[np.ndarray]:
+    """The batch's runs in groups of consecutive runs, each updating about :data:`_GROUP_PAIRS` pairs per round
+    (from the plan alone: the groups do not depend on the number of threads); the walk in one group."""
+    B = len(plan.settings)
+    if plan.mode == "walk":
+        return [np.arange(B)]
+    per_run = max(1.0, max(s["sampling_rate"] for s in plan.settings) * n)  # 1.0 when everyone takes part
+    size = max(1, int(_GROUP_PAIRS // per_run))
+    return [np.arange(B)[i:i + size] for i in range(0, B, size)]
 
 
 def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates, threads=None) -> _History:
@@ -829,12 +989,14 @@ def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates, threads=
                             sampling_rate=pick("sampling_rate"), paths=None if paths is None else paths[runs],
                             keep_iterates=keep_iterates)
 
-    T = _thread_count(threads, B, plan.mode)
+    groups = _groups(plan, records.n)
+    T = _thread_count(threads, len(groups), plan.mode)
     if T == 1:
-        history = engine(np.arange(B))
-    else:  # independent runs in T groups, one thread each
+        parts = [engine(group) for group in groups]
+    else:  # the groups shared by T threads (numpy releases the GIL while it draws and computes)
         with concurrent.futures.ThreadPoolExecutor(T) as pool:
-            history = _History.merge(list(pool.map(engine, np.array_split(np.arange(B), T))))
+            parts = list(pool.map(engine, groups))
+    history = parts[0] if len(parts) == 1 else _History.merge(parts)
     if plan.mode is None:
         return history
     if plan.mode == "federated":  # the ledger counted the schedule before the run: it must be the run's
