@@ -84,7 +84,7 @@ def liu2022_curves(epsilon: float = 0.4, nu: float = 2.0, rho: float = 0.01, alg
     -------
     dict
         ``rows`` (algorithm, passes, objective_gap, test_accuracy, nu, epsilon, one per recorded point),
-        ``summary`` (the first chosen algorithm's run, privacy included) and ``epsilon_spent``
+        ``summary`` (the first chosen algorithm's run, privacy included, and its σ) and ``epsilon_spent``
         (algorithm → the unified accountant's ε).
     """
     epsilon, nu = real("epsilon", epsilon, 0.01, 10.0), real("nu", nu, 0.0, 5.0)
@@ -107,7 +107,8 @@ def liu2022_curves(epsilon: float = 0.4, nu: float = 2.0, rho: float = 0.01, alg
              "test_accuracy": float(accuracy), "nu": nu, "epsilon": epsilon}
             for label, trace in runs.items()
             for passes, gap, accuracy in zip(trace.metrics["passes"], trace.objective_gap, trace.test_accuracy)]
-    return {"rows": rows, "summary": runs[chosen[0]].summary(),
+    first = runs[chosen[0]]
+    return {"rows": rows, "summary": f"{first.summary()}; σ = {first.noise['sigma']:.3g}",
             "epsilon_spent": {label: float(runs[label].privacy.epsilon) for label in chosen}}
 
 
