@@ -210,8 +210,36 @@ def test_each_live_page_draws_its_charts_and_math_with_no_csp_violation(name, se
         visit.close()
 
 
-def test_the_live_panel_becomes_ready_and_redraws_with_no_csp_violation(server, browser):
-    visit = _Visit(browser, server, "book/admm")
+@pytest.fixture(scope="module")
+def server_with_headers(site_dir):
+    """The site served with :data:`csp.WORKER_POLICY` as the worker script's CSP header."""
+    import functools
+    import http.server
+    import threading
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def end_headers(self):
+            if self.path.split("?")[0].endswith("/_static/live/worker.js"):
+                self.send_header("Content-Security-Policy", csp.WORKER_POLICY)
+            super().end_headers()
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site_dir)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_the_worker_policy_has_no_unsafe_eval():
+    policy = _directives(csp.WORKER_POLICY)
+    assert policy["default-src"] == ["'self'"] and policy["script-src"] == ["'self'", "'wasm-unsafe-eval'"]
+
+
+def test_the_live_panel_becomes_ready_and_redraws_with_no_csp_violation(server_with_headers, browser):
+    # the page under its <meta> policy, its worker (Pyodide) under WORKER_POLICY from the header
+    visit = _Visit(browser, server_with_headers, "book/admm")
     page = visit.page
     try:
         page.locator(".dpadmm-live[data-live-panel='admm'] button.dpadmm-live-button").click()

@@ -23,6 +23,13 @@ import html as html_lib
 import re
 from pathlib import Path
 
+#: The policy of the "Run live" worker (``_static/live/worker.js``). A page's ``<meta>`` policy does
+#: not reach its workers: a worker's policy comes from the HTTP headers of its own script, so on a
+#: plain static server the worker has none. A server that can set headers should send this one
+#: with ``worker.js``: Pyodide, numpy, scipy and the library load and run under it (no
+#: ``'unsafe-eval'``; without ``'wasm-unsafe-eval'`` Python never becomes ready), tests/test_csp.py.
+WORKER_POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'"
+
 #: The theme's inline event handlers and what replaces each (``data-dpadmm-click``, served by
 #: ``site_static/dpadmm-handlers.js``).
 HANDLERS = {"window.print()": "print", "toggleFullScreen()": "fullscreen"}
