@@ -130,7 +130,8 @@ def cyffers2023_modes(epsilon: float = 1.0, mode: str = "federated", clip: float
              "clip": clip}
             for label, curve in (("ADMM", admm), ("DP-SGD", np.asarray(sgd.metrics["test_objective"])))
             for r, v in zip(k[keep], curve[keep])]
-    summary = f"ADMM ({mode}): {trace.privacy} · paper: {trace.privacy_paper} · DP-SGD: {sgd.privacy}"
+    summary = (f"asked: ε = {epsilon:g}, δ = {delta:g} end to end for each run · spent: ADMM ({mode}) {trace.privacy} "
+               f"· as the paper states it {trace.privacy_paper} · DP-SGD {sgd.privacy}")
     return {"rows": rows, "summary": summary,
             "epsilon_spent": {"ADMM": float(trace.privacy.epsilon), "DP-SGD": float(sgd.privacy.epsilon)}}
 
