@@ -4,7 +4,9 @@ Headless Chromium (Debian's) opens the built site from a localhost server, every
 unresolvable (``--host-resolver-rules``; requests to them are counted too). For each live panel:
 
 * cold: a fresh browser profile; press the button, time until the panel is ``data-live-ready``
-  (the page's own clock: button press → first live chart drawn), and the bytes downloaded;
+  (the page's own clock: button press → first live chart drawn), and the bytes downloaded; and
+  where that time goes: the worker's phases (Pyodide's start, loading the packages, importing
+  the library), the first run in Python, and the rest (worker start-up, messages, drawing);
 * warm: the same profile, the page opened again (the browser's HTTP cache holds the files) and
   the button pressed again;
 * redraw: the ρ slider moved ``--moves`` times (each a new setting, so each re-runs the
@@ -68,12 +70,18 @@ def native_ms(panel: str, values: dict, repeat: int = 7) -> float:
     return statistics.median(times)
 
 
-def press_and_wait(page, url: str, timeout_ms: float = 180_000) -> float:
-    """Open ``url``, press its Run-live button, wait for ready; the page's ready time in s."""
+def press_and_wait(page, url: str, timeout_ms: float = 180_000) -> tuple[float, dict]:
+    """Open ``url``, press its Run-live button, wait for ready; the page's ready time in s and its
+    phases (the worker's loading steps in s, then the first run in Python and its drawing)."""
     page.goto(url, wait_until="load")
     page.locator(".dpadmm-live button.dpadmm-live-button").click()
     page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=timeout_ms)
-    return float(page.locator(".dpadmm-live").get_attribute("data-live-ready-seconds"))
+    box = page.locator(".dpadmm-live")
+    ready = float(box.get_attribute("data-live-ready-seconds"))
+    phases = json.loads(box.get_attribute("data-live-phases") or "{}")
+    phases["first run"] = float(box.get_attribute("data-live-first-run-ms") or "nan") / 1000
+    phases["other"] = ready - sum(phases.values())  # the worker's start, messages, drawing the chart
+    return ready, phases
 
 
 def move(page, selector: str, by: int) -> float:
@@ -109,7 +117,7 @@ def measure(site: Path, page_name: str, panel: dict, moves: int) -> dict:
             context.on("requestfinished", on_finished)
             page = context.new_page()
             url = f"{base}/{page_name}.html"
-            result["cold_s"] = press_and_wait(page, url)
+            result["cold_s"], result["cold_phases"] = press_and_wait(page, url)
             result["download_mb"] = sum(n for u, n in received.items() if "/_static/live/" in u) / 1e6
             slider = f"#dpadmm-live-{panel['controls'][0]['name']}"
             redraws = [move(page, slider, 1 if i % 2 == 0 else 2) for i in range(moves)]
@@ -117,7 +125,7 @@ def measure(site: Path, page_name: str, panel: dict, moves: int) -> dict:
             received.clear()
             page.close()
             page = context.new_page()
-            result["warm_s"] = press_and_wait(page, url)
+            result["warm_s"], result["warm_phases"] = press_and_wait(page, url)
             result["warm_download_mb"] = sum(n for u, n in received.items() if "/_static/live/" in u) / 1e6
             warm = [move(page, slider, -1 if i % 2 == 0 else 2) for i in range(moves)]
             result["warm_redraw_ms"] = statistics.median(warm)
@@ -138,6 +146,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html", help="the built site")
     parser.add_argument("--moves", type=int, default=7, help="slider moves timed per visit")
+    parser.add_argument("--panels", nargs="*", help="only these panels (default: every panel)")
     args = parser.parse_args(argv)
     if not (args.site / "_static" / "live" / "config.js").exists():
         print(f"{args.site} has no live panels: build the book first (make book)")
@@ -146,6 +155,8 @@ def main(argv=None) -> int:
 
     failed = False
     for name, panel in PANELS.items():
+        if args.panels and name not in args.panels:
+            continue
         defaults = {c["name"]: c["value"] for c in panel["controls"]}
         print(f"{name}: {load()}", flush=True)
         floor = native_ms(name, defaults)
@@ -154,6 +165,8 @@ def main(argv=None) -> int:
         print(f"  ready cold {r['cold_s']:.1f} s (target ≤ {TARGETS['cold_s']:.0f}), warm cache {r['warm_s']:.1f} s "
               f"(target ≤ {TARGETS['warm_s']:.0f}); downloaded {r['download_mb']:.1f} MB cold "
               f"(target ≤ {TARGETS['download_mb']:.0f}), {r['warm_download_mb']:.1f} MB warm")
+        for visit in ("cold", "warm"):
+            print(f"  {visit} phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in r[f"{visit}_phases"].items()))
         print(f"  redraw median {r['redraw_ms']:.0f} ms cold visit, {r['warm_redraw_ms']:.0f} ms warm visit "
               f"(target ≤ {TARGETS['redraw_ms']:.0f}); at the largest setting {r['largest_redraw_ms']:.0f} ms; "
               f"native CPython run {floor:.0f} ms (redraw / native = {r['warm_redraw_ms'] / floor:.1f})")

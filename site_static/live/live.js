@@ -11,7 +11,8 @@
 //
 // The panel (div.dpadmm-live) carries data-live-ready once it accepts input, data-live-runs (runs
 // drawn) and data-live-redraw-ms (the last move's time from input to drawn chart); tests and the
-// benchmark read them. Fallback: without WebAssembly or Web Workers, or when loading takes more
+// benchmark read them (the benchmark also data-live-phases, the worker's loading steps in s, and
+// data-live-first-run-ms, the first run's time in Python). Fallback: without WebAssembly or Web Workers, or when loading takes more
 // than LOAD_LIMIT_S, the panel says so and the precomputed chart above stays as it is.
 (function () {
   "use strict";
@@ -194,6 +195,7 @@
           bar.hidden = true;
           button.hidden = true;
           box.dataset.liveReadySeconds = ((performance.now() - t0) / 1000).toFixed(2);
+          box.dataset.liveFirstRunMs = String(Math.round(msg.ms));
           box.setAttribute("data-live-ready", "");
           status.textContent = "Live: move a control and the algorithm re-runs here (ready in " +
             box.dataset.liveReadySeconds + " s).";
@@ -201,6 +203,7 @@
         busy = false;
         if (pending) request();
       } else if (msg.type === "ready") {
+        box.dataset.livePhases = JSON.stringify(msg.phases || {});
         controls = panel.controls.map(function (c) { return control(c, moved); });
         var form = el("div", { class: "dpadmm-live-controls", role: "group", "aria-label": "live controls — " + panel.chart });
         controls.forEach(function (c) { form.appendChild(c.row); });

@@ -4,8 +4,10 @@
 // sha256 against pyodide/pyodide-lock.json as it loads it (the library's own wheel included).
 //
 // Messages in:  {type: "load"}, {type: "run", id, panel, values}
-// Messages out: {type: "progress", step, of, text}, {type: "ready", seconds},
+// Messages out: {type: "progress", step, of, text}, {type: "ready", seconds, phases},
 //               {type: "result", id, result, ms}, {type: "error", id, message}
+// `phases`: the seconds of each loading step (start: Pyodide's core; packages: numpy, scipy and
+// the library's wheel; import: `from dpadmm_lite import live`), which the benchmark prints.
 "use strict";
 var base = self.location.href.replace(/[^/]*$/, "") + "pyodide/";
 var call = null;
@@ -13,12 +15,15 @@ var call = null;
 function progress(step, text) { self.postMessage({ type: "progress", step: step, of: 4, text: text }); }
 
 async function load() {
-  var t0 = performance.now();
+  var t0 = performance.now(), phases = {}, mark = t0;
+  var lap = function (name) { var now = performance.now(); phases[name] = (now - mark) / 1000; mark = now; };
   progress(1, "starting Python (WebAssembly)");
   self.importScripts(base + "pyodide.js");
   var py = await self.loadPyodide({ indexURL: base, lockFileURL: base + "pyodide-lock.json", fullStdLib: false });
+  lap("start");
   progress(2, "loading numpy, scipy and the book's library");
   await py.loadPackage(["dpadmm-lite"], { checkIntegrity: true, messageCallback: function () {} });
+  lap("packages");
   progress(3, "importing the library");
   py.runPython([
     "import json",
@@ -27,8 +32,9 @@ async function load() {
     "    return json.dumps(_live.run_panel(panel, json.loads(values)))",
   ].join("\n"));
   call = py.globals.get("_dpadmm_call");
+  lap("import");
   progress(4, "first run");
-  self.postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000 });
+  self.postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000, phases: phases });
 }
 
 self.onmessage = function (event) {
