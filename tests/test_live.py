@@ -387,7 +387,8 @@ def test_bad_control_values_name_the_parameter(values, name):
 
 @pytest.mark.parametrize("chapter, function", [("admm", "live.admm_consensus"), ("privacy", "live.accountants"),
                                                ("xu2020", "live.xu2020.xu2020_curves"),
-                                               ("liu2022", "panels.liu2022.liu2022_curves")])
+                                               ("liu2022", "panels.liu2022.liu2022_curves"),
+                                               ("cyffers2023", "live.cyffers2023_modes"), ("arena", "live.arena_field")])
 def test_the_chapters_panel_and_static_chart_call_the_live_function(chapter, function):
     """One source of truth: the JupyterLab panel and the sweep of the static chart that the site's
     live panel redraws both call the function the browser runs (no copy of the set-up)."""
