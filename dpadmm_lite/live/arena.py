@@ -117,7 +117,7 @@ PANELS = {
             epsilon_control(1.0),
             {"name": "task", "label": "task", "kind": "select", "value": "lasso",
              "options": [[t.label, name] for name, t in sorted(arena.TASKS.items(), key=lambda kv: kv[0] != "lasso")]},
-            {"name": "iterations", "label": "T", "kind": "int", "value": ARENA_LIVE_ITERATIONS, "min": 1, "max": 40},
+            {"name": "iterations", "label": "T", "kind": "int", "value": ARENA_LIVE_ITERATIONS, "min": 1, "max": 20},
         ],
     },
 }
