@@ -145,7 +145,7 @@ THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity"
 _GAP_BLOCK = 1 << 14  # geometric gaps of the participation schedule drawn per call
 #: Pairs (run, user) a group of runs updates per round, about: a batch is split into groups of runs this big, so
 #: that a round's work arrays stay in a core's cache; threads take the groups one after another.
-_GROUP_PAIRS = 1 << 10
+_GROUP_PAIRS = 1 << 9
 
 
 # ====================================================================== the data, per record
@@ -458,7 +458,8 @@ def _sampled_pairs(schedules, k0: int, rounds: int, n: int) -> _Pairs:
     flat = np.concatenate(taken) - k0 * n  # run-major: run 0's (round, user) in order, then run 1's, …
     kk = flat // n
     runs = np.repeat(np.arange(B), [len(t) for t in taken])
-    order = np.argsort(kk, kind="stable")  # round-major; a round's pairs stay in (run, user) order
+    # round-major, a round's pairs staying in (run, user) order: a stable sort by round (a radix sort on 16 bits)
+    order = np.argsort(kk.astype(np.int16) if rounds <= np.iinfo(np.int16).max else kk, kind="stable")
     counts = np.bincount(kk * B + runs, minlength=rounds * B).reshape(rounds, B)
     return _Pairs(runs[order], (flat - kk * n)[order], counts)
 
@@ -477,6 +478,8 @@ class _Work:
         self.p, self.arrays = p, {}
 
     def __call__(self, name: str, m: int) -> np.ndarray:
+        # (rows are gathered into them with ``take(…, mode="clip")``: the indices are in range by construction,
+        # and "clip" skips take's bounds check, which costs more than the copy)
         a = self.arrays.get(name)
         if a is None or a.shape[0] < m:
             a = self.arrays[name] = np.empty((m + m // 4 + 1, self.p))
@@ -587,9 +590,9 @@ def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int,
             m = int(hi - lo)
             rows = slice(lo, hi)
             if m:
-                Ur = U if not federated else np.take(U, flat[rows], axis=0, out=work("u", m))  # the pairs' u_i
-                A = np.take(records.X, users[rows], axis=0, out=work("a", m))  # a_i
-                W = np.take(Z, runs[rows], axis=0, out=work("w", m))  # z_{k+1} of the pair's run
+                Ur = U if not federated else U.take(flat[rows], axis=0, out=work("u", m), mode="clip")  # the pairs' u_i
+                A = records.X.take(users[rows], axis=0, out=work("a", m), mode="clip")  # a_i
+                W = Z.take(runs[rows], axis=0, out=work("w", m), mode="clip")  # z_{k+1} of the pair's run
                 D = np.subtract(W, Ur, out=work("d", m))  # z − u_i
                 W += D  # the prox point 2z_{k+1} − u_{k,i}
                 c = _coefficient(records.loss, _rowdot(A, W), labels[rows], a2[rows], step[rows],
@@ -683,8 +686,8 @@ def _prox_sgd_engine(records: _Records, *, step, clip, sigma, sampling_rate, ite
             lo, hi = pairs.bounds[j], pairs.bounds[j + 1]
             rows = slice(lo, hi)
             m = int(hi - lo)
-            A = np.take(records.X, users[rows], axis=0, out=work("a", m))  # a_i
-            margin = _rowdot(A, np.take(Z, runs[rows], axis=0, out=work("z", m)))  # a_i·z of the pair's run
+            A = records.X.take(users[rows], axis=0, out=work("a", m), mode="clip")  # a_i
+            margin = _rowdot(A, Z.take(runs[rows], axis=0, out=work("z", m), mode="clip"))  # a_i·z of the pair's run
             b_labels = labels[rows]
             slope = margin - b_labels if records.loss == "squared" else _logistic_slope(margin, b_labels)
             norms = np.abs(slope) * norms_of_rows[rows]  # ‖∇ℓ_i(z)‖ = |ℓ'|·‖a_i‖
