@@ -35,9 +35,14 @@ stream, so they do not depend on whether noise is drawn).
 Vectorised: users are the first axis of the stacked ``u`` (shape ``(n, p)``), a round updates all
 its users in one pass, and the engine also runs many independent runs at once (a leading axis of
 runs: ε values × seeds × hyper-parameters), each with its own random streams, so that a batch
-gives the same iterates as the runs one by one (:func:`run_many`, :func:`released_models`), and a
-batch is split over :data:`THREADS` threads (numpy releases the GIL while it draws and computes)
-with results that do not depend on the number of threads.
+gives the same iterates as the runs one by one (:func:`run_many`, :func:`released_models`). A batch
+is split into fixed groups of runs (about :data:`_GROUP_PAIRS` (run, user) pairs per round, so that
+a round's work arrays stay in a core's cache) that :data:`THREADS` threads share (numpy releases
+the GIL while it draws and computes); the groups do not depend on the number of threads, and so
+neither do the results, bit for bit. A round of a group makes one pass per line of (6)–(7) in work
+arrays reused by every round, and each run's noise is drawn straight into its rows and scaled in
+place (:class:`_Noise`: the numbers :func:`dpadmm_lite.mechanisms.gaussian` would give; an audit that
+intercepts the mechanism sees one call per run and chunk of rounds, as before).
 
 Reference: E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
 centralized and federated learning", ICML 2023 (``papers/cyffers2023_noisy_fixed_point_private_admm.txt``).
