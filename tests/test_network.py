@@ -611,3 +611,62 @@ def test_exercise_checks_accept_the_solutions_and_name_typical_mistakes():
     assert "paper's constant" in ex.check_hidden_sensitivity(np.full(v["T"], 2 / (v["m"] * v["lam"]))).message
     assert "κ = 2" in ex.check_hidden_sensitivity(accounting.zhang2017_pvp_hidden_sensitivity(
         v["T"], local_size=v["m"], lam=v["lam"], rho=v["rho"], n_neighbors=v["degree"], form="eq18")).message
+
+
+# ====================================================================== many runs sharing their data products
+def _adult_problem(lam, rows=1_600):
+    X, y, X_test, y_test = datasets.load_adult()
+    return problems.logistic(X[:rows], y[:rows], lam, "l2", X_test=X_test[:500], y_test=y_test[:500])
+
+
+def _same_trace(a, b):
+    np.testing.assert_array_equal(a.model, b.model)
+    np.testing.assert_array_equal(a.objective, b.objective)
+    np.testing.assert_array_equal(a.params["local_models"], b.params["local_models"])
+    for key in ("empirical_loss", "test_error", "neighbour_distance_mean", "noise_norm", "inner_steps"):
+        np.testing.assert_array_equal(a.metrics[key], b.metrics[key], err_msg=key)
+    assert a.privacy.epsilon == b.privacy.epsilon
+    assert a.params["passes"] == b.params["passes"]
+
+
+def test_run_many_equals_each_run_alone_and_shares_the_data_passes():
+    """DVP and PVP at two λ (two problems on the same records), several ε, topologies and two seeds
+    (two deals of the records), all in flight at once: each trace equals the run alone bit for bit,
+    and runs on the same records read the data once per product for all of them."""
+    from dpadmm_lite.algorithms import network
+
+    dvp, pvp = _adult_problem(1e-4), _adult_problem(1e-3)
+    assert graph.local_data(dvp, np.arange(dvp.n) % 8).block is not None  # Adult's one-hot rows: sparse products
+    runs, probs = [], []
+    for seed in (0, 1):
+        for topo in ("ring", "complete"):
+            for epsilon in (1.0, 8.0):
+                runs += [dict(algorithm="dvp_graph", epsilon=epsilon, seed=seed, topology=topo),
+                         dict(algorithm="pvp_graph", epsilon=epsilon, seed=seed, topology=topo)]
+                probs += [dvp, pvp]
+    runs.append(dict(algorithm="pvp_graph", epsilon=0.3, seed=0, calibration="paper", neighbour_term="eq18"))
+    probs.append(pvp)
+    common = dict(rho=0.1, iterations=12, n_agents=8, delta=1e-5)
+    runs = [{**common, **r} for r in runs]
+    with network.shared_products() as shared:
+        together = network.run_many(runs, probs)
+    alone = [dl.run(r["algorithm"], p, **{k: v for k, v in r.items() if k != "algorithm"}) for r, p in zip(runs, probs)]
+    for r, a, b in zip(runs, together, alone):
+        _same_trace(a, b)
+    # 17 runs on two deals of the records: a product serves several runs at once (alone: one each)
+    assert shared.products * 3 < shared.columns, (shared.products, shared.columns)
+
+
+def test_run_many_alone_and_bad_input():
+    from dpadmm_lite.algorithms import network
+
+    p = _adult_problem(1e-4, rows=800)
+    (one,) = network.run_many([dict(algorithm="dvp_graph", epsilon=2.0, delta=1e-5, iterations=5, n_agents=4)], p)
+    _same_trace(one, network.dvp_graph(p, epsilon=2.0, delta=1e-5, iterations=5, n_agents=4))
+    with pytest.raises(ValueError, match="algorithm"):
+        network.run_many([dict(algorithm="admm_graph", iterations=5)], p)
+    with pytest.raises(ValueError, match="problems"):
+        network.run_many([dict(algorithm="dvp_graph", epsilon=1.0)] * 2, [p])
+    with pytest.raises(ValueError, match="epsilon"):  # a run's own error reaches the caller, no run waits forever
+        network.run_many([dict(algorithm="dvp_graph", epsilon=-1.0, iterations=5, n_agents=4),
+                          dict(algorithm="dvp_graph", epsilon=1.0, iterations=5, n_agents=4)], p)
