@@ -354,9 +354,27 @@ def test_the_huang_panel_is_the_chapters_set_up():
     assert {r["method"] for r in result["rows"]} == {"DP-ADMM"} and max(r["iteration"] for r in result["rows"]) == 10
     assert "privacy (ε=0.4999," in result["summary"] or "privacy (ε=0.5," in result["summary"]
     for values, name in (({"regularizer": "l0"}, "regularizer"), ({"iterations": 101}, "iterations"),
-                         ({"delta": 0.5}, "delta"), ({"calibration": "rdp"}, "calibration")):
+                         ({"delta": 0.5}, "delta"), ({"calibration": "rdp"}, "calibration"),
+                         ({"method": "DP-ADMM (star)"}, "method"), ({"rho": 0.0}, "rho")):
         with pytest.raises(ValueError, match=name):
             live.huang2019_star(**values)
+
+
+@pytest.mark.parametrize("method, algorithm", [("DP-ADMM", "dp_admm_star"), ("DP-SGD", "dp_sgd_star")])
+def test_the_huang_rows_are_the_runs_of_the_chapters_chart(method, algorithm):
+    """The chapter's chart (and its claims) take DP-ADMM's and DP-SGD's runs from live.huang2019_star:
+    its rows are the library's run at the chart's iterations (test error, augmented objective,
+    empirical loss, the ε spent), at any ρ."""
+    rows = live.huang2019_star(epsilon=0.3, delta=1e-4, regularizer="l1", iterations=12, n_agents=8, seed=3,
+                               method=method, rho=0.2)["rows"]
+    trace = run(algorithm, live.huang2019_problem("l1"), epsilon=0.3, delta=1e-4, rho=0.2, iterations=12, n_agents=8,
+                seed=3)
+    assert [r["iteration"] for r in rows] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]
+    for r in rows:
+        k = r["iteration"] - 1
+        assert (r["test error"], r["augmented objective"], r["empirical loss"]) == (
+            trace.metrics["test_error"][k], trace.metrics["augmented_objective"][k], trace.metrics["empirical_loss"][k])
+        assert r["method"] == method and r["ε spent"] == trace.privacy.epsilon and r["lo"] == r["hi"] == r["test error"]
 
 
 def test_the_zhang_zhu_panel_is_the_chapters_set_up():
@@ -377,6 +395,27 @@ def test_the_zhang_zhu_panel_is_the_chapters_set_up():
     assert {r["algorithm"] for r in alone["rows"]} == {"non-private"}
 
 
+def test_the_zhang_zhu_chart_runs_through_the_live_function():
+    """The chapter's sweep of the chart the site redraws calls live.zhang2017_network for one run
+    (``reference=False``) and reads the run's other metrics from its trace (``keep_trace=True``): that
+    trace is the library's run on the chapter's problem."""
+    settings = dict(rho=0.1, iterations=8, topology="small_world", n_agents=6, seed=2)
+    result = live.zhang2017_network(algorithm="PVP", epsilon=0.5, calibration="paper", topology_name="small_world",
+                                    n_agents=6, iterations=8, seed=2, reference=False, keep_trace=True)
+    assert {r["algorithm"] for r in result["rows"]} == {"PVP"}  # no non-private run next to it
+    trace = run("pvp_graph", live.zhang2017_problem(live.ZHANG2017_LAM["pvp_graph"]), epsilon=0.5, delta=1e-5,
+                calibration="paper", **settings)
+    for key in ("test_error", "empirical_loss", "neighbour_distance_mean"):
+        assert np.array_equal(result["trace"].metrics[key], trace.metrics[key]), key
+    assert [r["test error"] for r in result["rows"]] == [trace.metrics["test_error"][r["iteration"] - 1]
+                                                         for r in result["rows"]]
+    assert result["trace"].privacy.epsilon == trace.privacy.epsilon
+    assert "trace" not in live.zhang2017_network(iterations=5, n_agents=4)  # the browser's result stays JSON
+    for flag in ("reference", "keep_trace"):
+        with pytest.raises(TypeError, match=flag):
+            live.zhang2017_network(iterations=5, n_agents=4, **{flag: "yes"})
+
+
 @pytest.mark.parametrize("values, name", [({"rho": 0.0}, "rho"), ({"topology_name": "torus"}, "topology_name"),
                                           ({"n_agents": 1}, "n_agents"), ({"iterations": 2.5}, "iterations"),
                                           ({"sigma": 1.0}, "sigma")])
@@ -388,7 +427,9 @@ def test_bad_control_values_name_the_parameter(values, name):
 @pytest.mark.parametrize("chapter, function", [("admm", "live.admm_consensus"), ("privacy", "live.accountants"),
                                                ("xu2020", "live.xu2020.xu2020_curves"),
                                                ("liu2022", "panels.liu2022.liu2022_curves"),
-                                               ("cyffers2023", "live.cyffers2023_modes"), ("arena", "live.arena_field")])
+                                               ("cyffers2023", "live.cyffers2023_modes"), ("arena", "live.arena_field"),
+                                               ("huang2019", "live.huang2019_star"),
+                                               ("zhang2017", "live.zhang2017_network")])
 def test_the_chapters_panel_and_static_chart_call_the_live_function(chapter, function):
     """One source of truth: the JupyterLab panel and the sweep of the static chart that the site's
     live panel redraws both call the function the browser runs (no copy of the set-up)."""

@@ -38,10 +38,12 @@ def _reference(problem: problems.Problem, **settings) -> Any:
 def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_name: str = "ring",
                       n_agents: int = 20, iterations: int = 30, rho: float = 0.1, delta: float = 1e-5,
                       lam: float | None = None, calibration: str = "accountant", rows: int = 8_000,
-                      seed: int = 0) -> dict[str, Any]:
+                      seed: int = 0, reference: bool = True, keep_trace: bool = False) -> dict[str, Any]:
     """DVP or PVP (Zhang & Zhu 2017) on a network of ``n_agents`` nodes that split Adult, next to
     the non-private ADMM on the same graph (book/zhang2017.ipynb, Explore): the test error of the
     network's average model along the run, as the rows of the chapter's chart "Adult, 20 nodes, …".
+    The chapter's runs for that chart and its JupyterLab panel call this function; the site's
+    "Run live" re-runs it in the browser.
 
     Parameters
     ----------
@@ -65,17 +67,26 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
         Adult's first ``rows`` training records, in [1000, 40000].
     seed : int
         ≥ 0.
+    reference : bool
+        Also run the non-private ADMM on the same graph (its rows are "non-private"); ``False``:
+        the private run alone.
+    keep_trace : bool
+        Also return the run's :class:`~dpadmm_lite.trace.Trace` as ``trace`` (for Python callers:
+        the chapter's sweeps read its other metrics; not JSON, so not for the browser).
 
     Returns
     -------
     dict
         ``rows`` (iteration, test error, empirical loss, lo = hi = test error, algorithm, epsilon,
         topology), ``summary`` (the private run's summary line, privacy included), ``node_loss``
-        and ``node_disagreement`` (per node, at the last iteration).
+        and ``node_disagreement`` (per node, at the last iteration); ``trace`` with ``keep_trace``.
     """
     one_of("algorithm", algorithm, _NAMES)
     one_of("topology_name", topology_name, topology.NAMES)
     one_of("calibration", calibration, ("accountant", "paper"))
+    for flag, value in (("reference", reference), ("keep_trace", keep_trace)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
     epsilon, rho, delta = real("epsilon", epsilon, 0.01, 10.0), real("rho", rho, 1e-3, 1e2), real("delta", delta, 1e-8, 1e-2)
     name = _NAMES[algorithm]
     lam = ZHANG2017_LAM[name] if lam is None else real("lam", lam, 1e-8, 1.0)
@@ -83,7 +94,7 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
     problem = zhang2017_problem(float(lam), integer("rows", rows, 1000, 40_000))
     settings = dict(rho=rho, iterations=iterations, topology=topology_name,
                     n_agents=integer("n_agents", n_agents, 2, 40), seed=integer("seed", seed, 0, 2 ** 32 - 1))
-    runs = {"non-private": _reference(problem, **settings)}
+    runs = {"non-private": _reference(problem, **settings)} if reference or name == "admm_graph" else {}
     if name != "admm_graph":
         runs[algorithm] = run(name, problem, epsilon=epsilon, delta=delta, calibration=calibration, **settings)
     out = []
@@ -93,9 +104,12 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
                  "lo": float(error[k - 1]), "hi": float(error[k - 1]), "algorithm": label,
                  "epsilon": epsilon, "topology": topology_name} for k in first_then_every_fifth(iterations)]
     last = runs[algorithm] if algorithm in runs else runs["non-private"]
-    return {"rows": out, "summary": last.summary(),
-            "node_loss": [float(v) for v in np.asarray(last.params["node_loss"][-1])],
-            "node_disagreement": [float(v) for v in np.asarray(last.params["node_disagreement"][-1])]}
+    result = {"rows": out, "summary": last.summary(),
+              "node_loss": [float(v) for v in np.asarray(last.params["node_loss"][-1])],
+              "node_disagreement": [float(v) for v in np.asarray(last.params["node_disagreement"][-1])]}
+    if keep_trace:
+        result["trace"] = last
+    return result
 
 
 PANELS = {
