@@ -629,12 +629,13 @@ def _same_trace(a, b):
     assert a.params["passes"] == b.params["passes"]
 
 
-def test_run_many_equals_each_run_alone_and_shares_the_data_passes():
+def test_run_many_equals_each_run_alone_and_shares_the_data_passes(monkeypatch):
     """DVP and PVP at two λ (two problems on the same records), several ε, topologies and two seeds
     (two deals of the records), all in flight at once: each trace equals the run alone bit for bit,
     and runs on the same records read the data once per product for all of them."""
     from dpadmm_lite.algorithms import network
 
+    monkeypatch.setattr(network, "SHARE_FROM", 2)  # every product two or more runs ask for at once is shared
     dvp, pvp = _adult_problem(1e-4), _adult_problem(1e-3)
     assert graph.local_data(dvp, np.arange(dvp.n) % 8).block is not None  # Adult's one-hot rows: sparse products
     runs, probs = [], []

@@ -210,13 +210,19 @@ def _warn_inexact(name: str, record: Record, inner_tol: float) -> tuple[str, str
 
 
 # ====================================================================== many runs, one product per data pass
+#: Runs on the same data from which one multi-column product is cheaper than single ones (measured break-even: 4).
+SHARE_FROM = 5
+
+
 class _SharedProducts:
     """Runs on several threads that take turns, and share their passes over the data.
 
     A graph run's cost is its sparse products with the agents' data (``LocalData.margins`` and
     ``rmatvec``: ~45 % of a DVP or PVP run on Adult); one product with K columns reads the
-    matrix once (scipy's ``csr_matvecs``), and costs 1.0×, 2.0×, 3.7× less per column than K
-    single products at K = 4, 8, 16 (Adult, 20 agents; ``benchmarks/zhang2017.py``). The member
+    matrix once (scipy's ``csr_matvecs``) but pays a fixed cost per non-zero, so a pair of
+    products (margins and gradient) costs 0.55×, 1.0×, 1.8×, 2.7×, 3.3× less than K single ones
+    at K = 2, 4, 8, 16, 48 (Adult, 20 agents, 40,000 rows; ``benchmarks/shared_products.py``):
+    fewer than :data:`SHARE_FROM` runs on the same data take their single products. The member
     runs hold a baton in turn, so exactly one computes at a time (one core, whatever the number
     of threads); a run that needs a product posts it and passes the baton on, and when every
     member is waiting for one, the last to arrive computes all of them, one multi-column product
@@ -322,7 +328,7 @@ class _SharedProducts:
     def _compute_group(self, kind: str, members: list) -> None:
         data = members[0][1]
         self.columns += len(members)
-        if data.block is None or len(members) == 1:
+        if data.block is None or len(members) < SHARE_FROM:
             for thread, member_data, vector in members:
                 self._results[thread] = getattr(LocalData, kind)(member_data, vector)
                 self.products += 1
