@@ -17,6 +17,13 @@ and nannies of a local cluster live in this process), the page faults of the wor
 ratios, ``uptime`` before each run, and checks that all three give the same rows (every
 column but the runs' own wall-clock ``seconds``). Run: ``.venv/bin/python benchmarks/dask_sweep.py``.
 
+Every run also records what it cost where it ran (:func:`timed_evaluate`: the running thread's CPU
+seconds, the process's CPU seconds and page faults, wall seconds), and each round prints the
+load-insensitive comparison (:func:`compare_tasks`): the same runs' thread CPU serially and in the
+workers, by algorithm, their page faults, and how long a worker sat idle at the end of the sweep.
+The unprepared variant's cluster is only started when that variant runs (``--no-unprepared`` and
+``--auto-batches`` start one cluster): idle workers take ~2 % of a core each.
+
 ``--per-run`` measures the cause instead: four of the heaviest Adult runs (one candidate each of
 private ADMM, its federated variant, PVP over a star and PVP over a graph, ε = 0.5), timed by
 the CPU time of the thread that runs them and counted in page faults, in this process, in the
@@ -27,7 +34,9 @@ worker of a one-worker cluster as the nanny starts it, and in one prepared by
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import re
 import resource
@@ -70,15 +79,65 @@ def _grid(plan):
     return {"candidate": list(plan), "epsilon": TUNE_AT, "split": ["validation"], "size": [SIZE], "iterations": [T]}
 
 
+#: Columns :func:`timed_evaluate` adds to a run's rows (left out when the sides are compared).
+TASK_COLUMNS = ["task_cpu", "task_thread_cpu", "task_faults", "task_wall", "task_pid"]
+
+
+def timed_evaluate(**setting):
+    """``arena.evaluate`` and what the run cost where it ran: the process's CPU seconds (every thread:
+    BLAS threads, a worker's event loop), the running thread's CPU seconds, the process's minor page
+    faults and the wall seconds, in extra columns of the run's rows. Load-insensitive enough to
+    compare one run in a worker with the same run in this process."""
+    r0, t0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.thread_time(), time.perf_counter()
+    rows = arena.evaluate(**setting)
+    r1, t1, w1 = resource.getrusage(resource.RUSAGE_SELF), time.thread_time(), time.perf_counter()
+    cost = {"task_cpu": r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, "task_thread_cpu": t1 - t0,
+            "task_faults": r1.ru_minflt - r0.ru_minflt, "task_wall": w1 - w0, "task_pid": os.getpid()}
+    return [{**row, **cost} for row in rows]
+
+
 def serial(plan):
-    return dl.sweep.grid(arena.evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench serial", cache=False,
+    return dl.sweep.grid(timed_evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench serial", cache=False,
                          progress=False)
 
 
 def prepared(plan, client):
     with joblib.parallel_config(backend="dask", client=client):
-        return dl.sweep.grid(arena.evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench dask", cache=False,
+        return dl.sweep.grid(timed_evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench dask", cache=False,
                              progress=False)
+
+
+def _per_run(frame):
+    """One row per run (its final row) with the cost columns."""
+    return frame[frame["final"]].reset_index(drop=True)
+
+
+def compare_tasks(serial_frame, dask_frame, dask_span=None):
+    """Per-run cost in the workers against the same run in this process: totals, by algorithm (the
+    running thread's CPU: this process's CPU during a serial run also counts the event loops of the
+    local clusters it hosts, ~2 % of a core each), and how long each worker sat idle at the end."""
+    s, d = _per_run(serial_frame), _per_run(dask_frame)
+    ratio = d.task_thread_cpu / s.task_thread_cpu
+    print(f"    per run (same runs): thread CPU serial Σ {s.task_thread_cpu.sum():.1f} s, workers Σ "
+          f"{d.task_thread_cpu.sum():.1f} s (worker/serial per run: median {ratio.median():.2f}, quartiles "
+          f"{ratio.quantile(.25):.2f}–{ratio.quantile(.75):.2f}, max {ratio.max():.2f}); process CPU during the runs "
+          f"serial {s.task_cpu.sum():.1f} s, workers {d.task_cpu.sum():.1f} s; page faults serial "
+          f"{s.task_faults.sum():,}, workers {d.task_faults.sum():,}")
+    by = pd.DataFrame({"algorithm": s.algorithm, "task": s.task, "serial": s.task_thread_cpu,
+                       "dask": d.task_thread_cpu, "serial_faults": s.task_faults,
+                       "dask_faults": d.task_faults}).groupby(["task", "algorithm"])
+    table = by.sum()
+    table["ratio"] = table.dask / table.serial
+    print("    by algorithm (Σ thread CPU s serial, workers, ratio; Σ page faults serial, workers):")
+    for (task, algorithm), r in table.sort_values("serial", ascending=False).iterrows():
+        print(f"      {task:6s} {algorithm:26s} {r.serial:6.1f} {r.dask:6.1f} {r.ratio:5.2f}   "
+              f"{int(r.serial_faults):>9,} {int(r.dask_faults):>9,}")
+    if dask_span is not None:
+        start, ends = dask_span
+        end = max(ends.values())
+        print(f"    end of the sweep: the workers finished their last runs at "
+              f"{', '.join(f'{e - start:.1f}' for e in sorted(ends.values()))} s (idle at the end: "
+              f"{end - min(ends.values()):.1f} s); the longest run: {d.task_wall.max():.1f} s wall")
 
 
 def unprepared(plan, client):
@@ -113,11 +172,14 @@ def measure(label, run, client=None):
             frame = run()
         batches = [int(re.search(r"_(\d+)_calls", str(t["key"])).group(1)) for t in stream.data
                    if re.search(r"_(\d+)_calls", str(t["key"]))]
-        busy = {}
+        busy, ends, first = {}, {}, math.inf
         for t in stream.data:
             for part in t["startstops"]:
                 if part["action"] == "compute":
                     busy[t["worker"]] = busy.get(t["worker"], 0.0) + part["stop"] - part["start"]
+                    ends[t["worker"]] = max(ends.get(t["worker"], 0.0), part["stop"])
+                    first = min(first, part["start"])
+        measure.span = (first, ends)
         print(f"    {len(batches)} Dask tasks, runs per task: max {max(batches, default=0)}, "
               f"median {np.median(batches) if batches else 0:g}; compute seconds per worker: "
               f"{', '.join(f'{b:.1f}' for b in sorted(busy.values()))}")
@@ -197,25 +259,37 @@ def main():
                   silence_logs=40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with distributed.LocalCluster(**kwargs) as c1, distributed.Client(c1) as after, \
-                distributed.LocalCluster(**kwargs) as c2, distributed.Client(c2) as before:
+        with contextlib.ExitStack() as stack:
+            # the unprepared variant's cluster only when it runs: idle workers are not free (heartbeats,
+            # memory monitor, event-loop ticks: ~2 % of a core each, measured at load 20) and would
+            # take CPU from the measured cluster's workers on a 2-core machine
+            clusters = [after := stack.enter_context(distributed.Client(stack.enter_context(
+                distributed.LocalCluster(**kwargs))))]
+            before = None
+            if not (args.no_unprepared or args.auto_batches):
+                before = stack.enter_context(distributed.Client(stack.enter_context(distributed.LocalCluster(**kwargs))))
+                clusters.append(before)
             start = time.perf_counter()
-            after.run(_warm), before.run(_warm)  # each worker builds its problems once (as in a book build)
-            print(f"  worker warm-up (load Adult, build both problems and their optima, both clusters): "
-                  f"{time.perf_counter() - start:.1f} s")
+            for client in clusters:
+                client.run(_warm)  # each worker builds its problems once (as in a book build)
+            print(f"  worker warm-up (load Adult, build both problems and their optima, {len(clusters)} "
+                  f"cluster{'s' if len(clusters) > 1 else ''}): {time.perf_counter() - start:.1f} s")
             rows = []
             for r in range(args.rounds):
                 print(f"round {r + 1}")
                 s, sw, sc = measure("serial", lambda: serial(plan))
                 d, dw, dc = measure("dask", lambda: prepared(plan, after), after)
+                span = measure.span
                 if args.no_unprepared or args.auto_batches:
                     u, uw, uc = d, float("nan"), float("nan")
                 else:
                     u, uw, uc = measure("dask, unprepared", lambda: unprepared(plan, before), before)
                 if args.auto_batches:
                     u, uw, uc = measure("dask, auto batches", lambda: auto_batches(plan, after), after)
+                compare_tasks(s, d, span)
                 for other in (d, u):
-                    pd.testing.assert_frame_equal(s.drop(columns="seconds"), other.drop(columns="seconds"),
+                    pd.testing.assert_frame_equal(s.drop(columns=["seconds", *TASK_COLUMNS], errors="ignore"),
+                                                  other.drop(columns=["seconds", *TASK_COLUMNS], errors="ignore"),
                                                   check_exact=True)
                 rows.append(dict(serial_wall=sw, dask_wall=dw, unprepared_wall=uw, serial_cpu=sc, dask_cpu=dc,
                                  unprepared_cpu=uc))
