@@ -103,10 +103,11 @@ def liu2022_curves(epsilon: float = 0.4, nu: float = 2.0, rho: float = 0.01, alg
         if references:
             runs[f"{label}, ν = 0"] = run(private, problem, nu=0.0, **settings)
             runs[f"{twin_label} (no noise)"] = _twin(twin, rho, nu, batch_size, epochs, seed)
-    rows = [{"algorithm": label, "passes": round(float(passes), 3), "objective_gap": float(gap),
+    rows = [{"algorithm": label, "passes": float(passes), "objective_gap": float(gap),
              "test_accuracy": float(accuracy), "nu": nu, "epsilon": epsilon}
             for label, trace in runs.items()
-            for passes, gap, accuracy in zip(trace.metrics["passes"], trace.objective_gap, trace.test_accuracy)]
+            for passes, gap, accuracy in zip(np.round(trace.metrics["passes"], 3), trace.objective_gap,
+                                             trace.test_accuracy)]
     first = runs[chosen[0]]
     return {"rows": rows, "summary": f"{first.summary()}; σ = {first.noise['sigma']:.3g}",
             "epsilon_spent": {label: float(runs[label].privacy.epsilon) for label in chosen}}
