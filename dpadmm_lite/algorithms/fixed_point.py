@@ -291,7 +291,8 @@ class _Round:
 
     def __init__(self, runs: np.ndarray, users: np.ndarray, B: int, n: int):
         self.runs, self.users = runs, users
-        self.counts = np.bincount(runs, minlength=B)
+        # bincount takes intp: the schedules' int64 positions do not cast 'safely' on 32-bit WebAssembly
+        self.counts = np.bincount(runs.astype(np.intp, copy=False), minlength=B)
         self.starts = np.concatenate([[0], np.cumsum(self.counts)])
         self.flat = runs * n + users  # row of the pair in the (B·n, p) stack of u-blocks
 
@@ -374,7 +375,8 @@ class _History:
         """Add one participation for every (run, user) pair (Poisson-sampled rounds)."""
         if self.participations is None:
             self.participations = np.zeros((B, n), dtype=np.int64)
-        self.participations += np.bincount(runs * n + users, minlength=B * n).reshape(B, n)
+        pairs = (runs * n + users).astype(np.intp, copy=False)
+        self.participations += np.bincount(pairs, minlength=B * n).reshape(B, n)
 
     def store(self, k: int, Z: np.ndarray, norms: np.ndarray, clip: np.ndarray, pairs: _Round | None, B: int):
         """Round k's z, and per run the RMS of ‖x_i − z‖ and the share of clipped users among those
@@ -465,7 +467,7 @@ def _sampled_pairs(schedules, k0: int, rounds: int, n: int) -> _Pairs:
     runs = np.repeat(np.arange(B), [len(t) for t in taken])
     # round-major, a round's pairs staying in (run, user) order: a stable sort by round (a radix sort on 16 bits)
     order = np.argsort(kk.astype(np.int16) if rounds <= np.iinfo(np.int16).max else kk, kind="stable")
-    counts = np.bincount(kk * B + runs, minlength=rounds * B).reshape(rounds, B)
+    counts = np.bincount((kk * B + runs).astype(np.intp, copy=False), minlength=rounds * B).reshape(rounds, B)
     return _Pairs(runs[order], (flat - kk * n)[order], counts)
 
 
@@ -547,7 +549,7 @@ def _most_participations(seed: int, n: int, rounds: int, sampling_rate: float) -
     the data); :func:`_execute` checks it against the run.
     """
     positions = _Schedule(_streams([seed])[0][0], sampling_rate, n).take(rounds * n)
-    return int(np.bincount(positions % n, minlength=n).max())
+    return int(np.bincount((positions % n).astype(np.intp, copy=False), minlength=n).max())
 
 
 def _admm_engine(records: _Records, s: _Settings, *, mode: str, iterations: int, seeds, sampling_rate=None,
@@ -909,7 +911,7 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
                 setting["topology"] = "complete" if graph is None else graph.name
                 path = _walk_paths(graph, records_n, iterations, [seed])[0]
                 paths.append(path)
-                setting["visits"] = int(np.bincount(path, minlength=records_n).max())
+                setting["visits"] = int(np.bincount(path.astype(np.intp, copy=False), minlength=records_n).max())
         if o:
             raise ValueError(f"{name!r} got unknown options {sorted(o)}")
         setting.update(epsilon=epsilon, seed=seed, calibration=calibration)
