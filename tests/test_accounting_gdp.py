@@ -77,3 +77,11 @@ def test_the_solver_finds_known_roots_and_rejects_a_bad_bracket():
         _gdp._brentq(lambda x: math.nan if x > 0.9 else x - 0.5, 0.0, 1.0, xtol=1e-12, rtol=1e-12)
     with pytest.raises(ValueError, match="is NaN"):
         _gdp._brentq(lambda x: math.nan if 0.2 < x < 0.8 else x - 0.5, 0.0, 1.0, xtol=1e-12, rtol=1e-12)
+
+
+def test_the_gdp_inversions_return_python_floats():
+    """A numpy scalar prints as ``np.float64(…)``: glued into a chapter it broke the book's build."""
+    from dpadmm_lite import accounting
+
+    assert type(accounting.gdp_epsilon(1.0, 1e-5)) is float
+    assert type(_gdp._gdp_mu_for(1.0, 1e-5)) is float

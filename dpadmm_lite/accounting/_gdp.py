@@ -52,7 +52,7 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
     epsilon = root * (1 + 1e-11) + 1e-12  # round up: never report less than the truth
     while _log_delta_gdp(epsilon, mu) > log_delta:  # pragma: no cover - and check it on the curve itself
         epsilon = epsilon * (1 + 1e-11) + 1e-12
-    return epsilon
+    return float(epsilon)  # a Python float, as scipy's brentq gave (glued values print as numbers)
 
 
 def _gdp_mu_for(epsilon: float, delta: float) -> float:
@@ -68,7 +68,7 @@ def _gdp_mu_for(epsilon: float, delta: float) -> float:
     mu = math.exp(log_mu) * (1 - 1e-11)  # round down: never more than (ε, δ) allows
     while _log_delta_gdp(epsilon, mu) > log_delta:  # pragma: no cover - and check it on the curve itself
         mu *= 1 - 1e-11
-    return mu
+    return float(mu)
 
 
 def _brentq(f, a: float, b: float, xtol: float, rtol: float, maxiter: int = 100) -> float:
