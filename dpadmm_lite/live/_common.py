@@ -18,6 +18,16 @@ def real(name: str, value: Any, lo: float, hi: float) -> float:
     return float(value)
 
 
+def budget(value: Any, lo: float = 0.01, hi: float = 10.0, name: str = "epsilon") -> float:
+    """An end-to-end ε in [lo, hi], or ``math.inf``: no noise (the JupyterLab panel's "∞ (no noise)"
+    toggle; the site's slider stops at ``hi``). Else a ValueError naming ``name`` and the range."""
+    if isinstance(value, (float, np.floating)) and math.isinf(value) and value > 0:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}] or math.inf (no noise), got {value!r}")
+    return float(value)
+
+
 def integer(name: str, value: Any, lo: int, hi: float = math.inf) -> int:
     """``value`` as an int, or a ValueError naming ``name`` and the range [lo, hi]."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import datasets, problems
 from ..registry import run
-from ._common import delta_control, epsilon_control, integer, one_of, real
+from ._common import budget, delta_control, epsilon_control, integer, one_of, real
 from ._feature_graph import PUBLIC_ROWS, PUBLIC_SEEDS, public_feature_graph
 
 #: λ₁ of the fused lasso (in the range of Liu et al.'s Table II), their δ (Sec. V-B), and the live rows
@@ -87,7 +87,7 @@ def liu2022_curves(epsilon: float = 0.4, nu: float = 2.0, rho: float = 0.01, alg
         ``summary`` (the first chosen algorithm's run, privacy included, and its σ) and ``epsilon_spent``
         (algorithm → the unified accountant's ε).
     """
-    epsilon, nu = real("epsilon", epsilon, 0.01, 10.0), real("nu", nu, 0.0, 5.0)
+    epsilon, nu = budget(epsilon), real("nu", nu, 0.0, 5.0)
     rho, delta = real("rho", rho, 1e-3, 1.0), real("delta", delta, 1e-8, 1e-2)
     chosen = _CHOICES[one_of("algorithm", algorithm, _CHOICES)]
     batch_size, epochs = integer("batch_size", batch_size, 10, 500), integer("epochs", epochs, 1, 10)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import datasets, problems
 from ..registry import run
-from ._common import delta_control, epsilon_control, integer, iterations_control, one_of, real
+from ._common import budget, delta_control, epsilon_control, integer, iterations_control, one_of, real
 from ._feature_graph import PUBLIC_ROWS, PUBLIC_SEEDS, public_feature_graph
 
 #: λ of Xu et al.'s Table I, their δ and μ (Sec. V-B), and the live panel's training rows (book/xu2020.ipynb).
@@ -78,7 +78,7 @@ def xu2020_curves(epsilon: float = 0.1, rho: float = 0.1, delta: float = XU2020_
         (DP-ADMM's run, privacy included, with σ and the calibration), ``sigma`` and ``epsilon_spent``
         (the unified accountant's ε of the private runs, which share σ).
     """
-    epsilon, rho, delta = real("epsilon", epsilon, 0.01, 10.0), real("rho", rho, 1e-3, 10.0), real("delta", delta, 1e-8, 1e-2)
+    epsilon, rho, delta = budget(epsilon), real("rho", rho, 1e-3, 10.0), real("delta", delta, 1e-8, 1e-2)
     iterations, seed = integer("iterations", iterations, 1, 200), integer("seed", seed, 0, 2 ** 32 - 1)
     mu, step_scale = real("mu", mu, 1e-3, 0.999), real("step_scale", step_scale, 0.1, 2.0)
     one_of("calibration", calibration, ("accountant", "paper"))
