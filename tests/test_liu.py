@@ -139,7 +139,7 @@ def test_nu_zero_never_calls_the_smoother(fused, name, monkeypatch):
     if name.startswith("dp_"):
         kw.update(epsilon=2.0, delta=1e-5)
     before = dl.run(name, fused, **kw)
-    monkeypatch.setattr(st, "laplacian_smooth", lambda v, nu: v if nu == 0 else 1 / 0)
+    monkeypatch.setattr(st, "smooth_checked", lambda v, nu: v if nu == 0 else 1 / 0)
     after = dl.run(name, fused, **kw)
     np.testing.assert_array_equal(before.objective, after.objective)
     np.testing.assert_array_equal(before.model, after.model)

@@ -103,7 +103,7 @@ from .. import _validate as check
 from .. import mechanisms
 from ..problems import Optimum, Problem, _abs_barrier, _single_threaded_blas, _solve_psd, fused_constraint
 from ..registry import register
-from ..smoothing import laplacian_smooth, operator_norm, tau
+from ..smoothing import operator_norm, smooth_checked, tau
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import single_blas_thread
 
@@ -539,7 +539,7 @@ def _smoothed_step(x, Ax, u, y, direction, *, A, rho, step, nu):
 
     Returns ``(x_new, A x_new, u_new)``; ``Ax`` is passed in so that each step multiplies by A once.
     """
-    x_new = x - step * laplacian_smooth(direction + rho * (A.T @ (Ax - y + u)), nu)
+    x_new = x - step * smooth_checked(direction + rho * (A.T @ (Ax - y + u)), nu)  # ν checked by the run
     Ax_new = A @ x_new
     return x_new, Ax_new, u + Ax_new - y
 
