@@ -425,7 +425,7 @@ class _Schedule:
         drawn = np.concatenate(parts) if len(parts) > 1 else parts[0]
         cut = int(np.searchsorted(drawn, end))
         self.pending = drawn[cut:]
-        return drawn[:cut]
+        return drawn[:cut].astype(np.intp, copy=False)  # indices: intp (int32 on 32-bit WebAssembly)
 
 
 class _Pairs:
@@ -825,7 +825,7 @@ def _walk_paths(graph, n: int, iterations: int, seeds) -> np.ndarray:
     ``None``: the ``⌊u·(n−1)⌋``-th other user — the same choice as on ``topology.make("complete", n)``).
     """
     sample_rngs, _ = _streams(seeds)
-    paths = np.empty((len(seeds), iterations), dtype=np.int64)
+    paths = np.empty((len(seeds), iterations), dtype=np.intp)  # indices: intp (int32 on 32-bit WebAssembly)
     for b, rng in enumerate(sample_rngs):
         current = int(rng.integers(n))
         u = rng.random(iterations)
