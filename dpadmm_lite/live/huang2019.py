@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import datasets, problems
 from ..registry import run
-from ._common import (agents_control, delta_control, epsilon_control, first_then_every_fifth, integer,
+from ._common import (agents_control, budget, delta_control, epsilon_control, first_then_every_fifth, integer,
                       iterations_control, one_of, real)
 
 #: λ/n of Huang et al. (2019), Sec. VI-C, and their ρ (book/huang2019.ipynb).
@@ -64,7 +64,7 @@ def huang2019_star(epsilon: float = 1.0, delta: float = 1e-3, regularizer: str =
     """
     one_of("method", method, METHODS)
     one_of("calibration", calibration, ("accountant", "paper"))
-    epsilon, delta = real("epsilon", epsilon, 0.01, 10.0), real("delta", delta, 1e-8, 1e-2)
+    epsilon, delta = budget(epsilon), real("delta", delta, 1e-8, 1e-2)
     iterations = integer("iterations", iterations, 1, 100)
     problem = huang2019_problem(regularizer)
     trace = run(METHODS[method], problem, epsilon=epsilon, delta=delta, rho=real("rho", rho, 1e-4, 1e2),

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import datasets, problems, topology
 from ..registry import run
-from ._common import (agents_control, epsilon_control, first_then_every_fifth, integer, iterations_control, one_of,
-                      real, topology_control)
+from ._common import (agents_control, budget, epsilon_control, first_then_every_fifth, integer, iterations_control,
+                      one_of, real, topology_control)
 
 #: λ of Zhang & Zhu (2017), Sec. V, in the book's scale (the paper's regulariser weight over its C^R): DVP
 #: 10^-2.5/1750, PVP 10^-1/146; the non-private reference runs on DVP's problem (book/zhang2017.ipynb).
@@ -87,7 +87,7 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
     for flag, value in (("reference", reference), ("keep_trace", keep_trace)):
         if not isinstance(value, bool):
             raise TypeError(f"{flag} must be True or False, got {value!r}")
-    epsilon, rho, delta = real("epsilon", epsilon, 0.01, 10.0), real("rho", rho, 1e-3, 1e2), real("delta", delta, 1e-8, 1e-2)
+    epsilon, rho, delta = budget(epsilon), real("rho", rho, 1e-3, 1e2), real("delta", delta, 1e-8, 1e-2)
     name = _NAMES[algorithm]
     lam = ZHANG2017_LAM[name] if lam is None else real("lam", lam, 1e-8, 1.0)
     iterations = integer("iterations", iterations, 1, 200)
