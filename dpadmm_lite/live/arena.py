@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 from .. import arena
 from ..labels import readable
 from ._arena_chosen import ARENA_CHOSEN
-from ._common import epsilon_control, integer, one_of, real
+from ._common import budget, epsilon_control, integer, one_of
 
 #: The size of the site's live runs: :data:`dpadmm_lite.arena.SIZES` ``["live"]`` (Adult: 500 training and
 #: 500 validation rows; the Lasso as in the arena) and T = 10 iterations (a grid a tuning chose keeps its T).
@@ -41,6 +41,8 @@ def _config_at(held: Mapping[str, Any], task: str, algorithm: str, epsilon: floa
     present = [(e, c) for e, c in zip(held["epsilons"], configs or []) if c is not None]
     if not present:
         return None
+    if math.isinf(epsilon):  # no noise: the setting chosen at the largest ε, as arena.config_for
+        return present[-1][1]
     distances = [abs(math.log(e) - math.log(epsilon)) for e, _ in present]
     return present[distances.index(min(distances))][1]
 
@@ -55,7 +57,8 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
     Parameters
     ----------
     epsilon : float
-        End-to-end ε in [0.01, 10] (every run is calibrated by the unified accountant at the task's δ).
+        End-to-end ε in [0.01, 10] (every run is calibrated by the unified accountant at the task's δ), or
+        ``math.inf``: no noise.
     task : str
         "adult" or "lasso" (:data:`dpadmm_lite.arena.TASKS`).
     seed : int
@@ -77,7 +80,7 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
         left out), ``summary`` (the privacy each run spent, the failures), ``seconds`` and ``spent_epsilon``
         (algorithm → the run's wall-clock time and ε) and ``failed`` (algorithm → error).
     """
-    epsilon = real("epsilon", epsilon, 0.01, 10.0)
+    epsilon = budget(epsilon)
     one_of("task", task, tuple(arena.TASKS))
     one_of("size", size, tuple(arena.SIZES))
     one_of("edition", edition, tuple(ARENA_CHOSEN))
@@ -101,7 +104,8 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
     rows = [{"algorithm": readable(r["algorithm"]), "utility": float(r["utility"]), "epsilon": epsilon, "task": label}
             for r in done]
     spent = {readable(r["algorithm"]): float(r["spent_epsilon"]) for r in done}
-    summary = (f"{label}, ε = {epsilon:g}, {len(done)} algorithms; privacy spent (unified ε): "
+    asked = "ε=∞ (no noise: not private)" if math.isinf(epsilon) else f"ε = {epsilon:g}"
+    summary = (f"{label}, {asked}, {len(done)} algorithms; privacy spent (unified ε): "
                + "; ".join(f"{name} {e:.4g}" for name, e in spent.items())
                + (f"; failed: {', '.join(failed)}" if failed else ""))
     return {"rows": rows, "summary": summary, "spent_epsilon": spent, "failed": failed,

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import datasets, problems
 from ..registry import run
-from ._common import epsilon_control, integer, iterations_control, one_of, real
+from ._common import budget, epsilon_control, integer, iterations_control, one_of, real
 
 #: App. E of Cyffers et al. (2023): n = 1000 users with one record each, p = 64, δ = 1e-6, 10 % of the
 #: users per round; the data are 3n rows of one Lasso model (training, validation, test; seed 2023).
@@ -72,7 +72,7 @@ def cyffers2023_modes(epsilon: float = 1.0, mode: str = "federated", clip: float
     Parameters
     ----------
     epsilon : float
-        End-to-end ε in [0.01, 10] (unified accountant, replace-one).
+        End-to-end ε in [0.01, 10] (unified accountant, replace-one), or ``math.inf``: no noise.
     mode : str
         A key of :data:`MODES`: "federated" (Algorithm 3), "centralized" (Algorithm 2) or "walk, <graph>"
         (Algorithm 4 along a random walk; one round is ``sampling_rate`` × n walk steps).
@@ -106,7 +106,7 @@ def cyffers2023_modes(epsilon: float = 1.0, mode: str = "federated", clip: float
     federated learning", ICML 2023: Algorithms 2–4 and App. E.
     """
     one_of("mode", mode, MODES)
-    epsilon, delta = real("epsilon", epsilon, 0.01, 10.0), real("delta", delta, 1e-8, 1e-2)
+    epsilon, delta = budget(epsilon), real("delta", delta, 1e-8, 1e-2)
     clip, gamma = real("clip", clip, 1e-4, 1.0), real("gamma", gamma, 10.0, 1e5)
     relaxation, sampling_rate = real("relaxation", relaxation, 0.01, 1.0), real("sampling_rate", sampling_rate, 0.01, 1.0)
     sgd_clip, sgd_step = real("sgd_clip", sgd_clip, 1e-4, 1.0), real("sgd_step", sgd_step, 1e-3, 10.0)
