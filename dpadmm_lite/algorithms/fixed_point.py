@@ -474,7 +474,7 @@ def _sampled_pairs(schedules, k0: int, rounds: int, n: int) -> _Pairs:
 def _all_pairs(rounds: int, B: int, n: int) -> _Pairs:
     """Every user of every run in every round (centralized)."""
     return _Pairs(np.tile(np.repeat(np.arange(B), n), rounds), np.tile(np.arange(n), rounds * B),
-                  np.full((rounds, B), n, dtype=np.int64))
+                  np.full((rounds, B), n, dtype=np.intp))  # intp: int32 on 32-bit WebAssembly
 
 
 class _Work:
