@@ -456,3 +456,23 @@ def test_the_static_grid_and_the_live_rows_agree():
     assert live.ranges("admm") == {"rho": (1e-4, 1e2), "n_agents": (2, 30), "iterations": (5, 200)}
     with pytest.raises(ValueError, match="points"):
         live.accountants(points=1)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in live.PANELS.items()
+                                        if any(c["name"] == "epsilon" for c in p["controls"])))
+def test_every_panel_with_an_epsilon_runs_without_noise_at_infinity(name):
+    """The JupyterLab panels' "∞ (no noise)" toggle passes ε = math.inf to the live function: it runs
+    without noise (and says so) instead of refusing; a NaN or a negative ε still names the parameter."""
+    import math
+
+    result = live.run_panel(name, {"epsilon": math.inf} | _fastest(name))
+    assert result["rows"] and "ε=∞" in result["summary"], result["summary"][:200]
+    for bad in (math.nan, -math.inf, 0.0):
+        with pytest.raises(ValueError, match="epsilon"):
+            live.run_panel(name, {"epsilon": bad})
+
+
+def _fastest(name: str) -> dict:
+    """The panel's controls at their cheapest setting: the smallest T (and N) the site allows."""
+    return {c["name"]: c["min"] for c in live.PANELS[name]["controls"]
+            if c["name"] in ("iterations", "n_agents") and "min" in c}
