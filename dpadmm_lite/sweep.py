@@ -108,6 +108,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from . import _memory
 from . import _validate as check
 
 __all__ = ["grid", "cache_dir", "cache_key", "clean_cache", "prepare_worker", "CacheWarning", "SCHEDULER_VARIABLE"]
@@ -309,14 +310,6 @@ def _in_worker(task: bytes, caller: int) -> _InWorker:
     return shipped
 
 
-#: glibc ``mallopt`` parameters and the values a worker gets: the ceilings glibc's own dynamic
-#: thresholds reach on 64-bit Linux (an mmap threshold of 32 MiB, trimming above twice that).
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-WORKER_MMAP_THRESHOLD = 32 * 2**20
-WORKER_TRIM_THRESHOLD = 64 * 2**20
-_PREPARED: list[bool] = []
-
-
 def prepare_worker() -> bool:
     """Let a worker process reuse freed numpy buffers instead of faulting in fresh pages.
 
@@ -327,27 +320,13 @@ def prepare_worker() -> bool:
     ``munmap``. A numpy-heavy run then pays more in page faults than in arithmetic: measured on
     the arena's Adult runs (8,000 × 104, 100 iterations; ``benchmarks/dask_sweep.py --per-run``),
     1.25–2.1× the CPU time of the same run in a plain process (federated private ADMM 0.27 s →
-    0.57 s, 91 k page faults instead of none). Here the worker's thresholds are set with ``mallopt`` to the values glibc
-    reaches by itself in a plain process (:data:`WORKER_MMAP_THRESHOLD`,
-    :data:`WORKER_TRIM_THRESHOLD`): a worker keeps up to 64 MiB of freed memory per malloc
-    arena for reuse. Called by :func:`grid` in each worker process before its first task;
-    returns whether the thresholds were set (``False`` off glibc, where nothing is changed).
+    0.57 s, 91 k page faults instead of none). The worker's thresholds are set with ``mallopt``
+    (:func:`dpadmm_lite._memory.keep_freed_memory`) to the values glibc reaches by itself in a plain
+    process: a worker keeps up to 64 MiB of freed memory per malloc arena for reuse. Called by
+    :func:`grid` in each worker process before its first task; returns whether the thresholds were
+    set (``False`` off glibc, where nothing is changed).
     """
-    if not _PREPARED:
-        done = False
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                mallopt = ctypes.CDLL(None).mallopt  # the process's C library
-                mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-            except (OSError, AttributeError):  # pragma: no cover - a libc without mallopt
-                pass
-            else:
-                done = (mallopt(_M_MMAP_THRESHOLD, WORKER_MMAP_THRESHOLD) == 1
-                        and mallopt(_M_TRIM_THRESHOLD, WORKER_TRIM_THRESHOLD) == 1)
-        _PREPARED.append(done)
-    return _PREPARED[0]
+    return _memory.keep_freed_memory()
 
 
 def close_clients() -> None:

@@ -69,6 +69,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .. import _memory
 from .. import _validate as check
 from .. import accounting, mechanisms
 from ..privacy import PrivacyEvent, PrivacyGuarantee
@@ -385,10 +386,9 @@ def shared_products():
 def _keep_freed_memory() -> None:
     """Members allocate on many threads, each with its own malloc arena, whose freed heaps glibc unmaps at
     once: every product's arrays were fresh pages (measured: 11× the page faults and 8× the system time of
-    the runs one by one). :func:`dpadmm_lite.sweep.prepare_worker`'s thresholds keep them (process-wide)."""
-    from .. import sweep
-
-    sweep.prepare_worker()
+    the runs one by one). The thresholds of a Dask worker (:func:`dpadmm_lite._memory.keep_freed_memory`)
+    keep them (process-wide)."""
+    _memory.keep_freed_memory()
 
 
 def share_products(enabled: bool = True) -> None:
