@@ -78,8 +78,8 @@ def _brentq(f, a: float, b: float, xtol: float, rtol: float, maxiter: int = 100)
     scipy.optimize, which costs seconds of a live panel's start in the browser. Each step keeps a
     bracket [x, x_blk] of the root: an inverse-interpolation step when it shrinks the bracket fast
     enough, a bisection otherwise."""
-    x_pre, x_cur = a, b
-    f_pre, f_cur = f(x_pre), f(x_cur)
+    x_pre, x_cur = float(a), float(b)
+    f_pre, f_cur = float(f(x_pre)), float(f(x_cur))
     if math.isnan(f_pre) or math.isnan(f_cur):
         raise ValueError(f"f(a) and f(b) must be numbers, got f({a}) = {f_pre}, f({b}) = {f_cur}")
     if f_pre == 0:
@@ -102,11 +102,11 @@ def _brentq(f, a: float, b: float, xtol: float, rtol: float, maxiter: int = 100)
             return x_cur
         if abs(s_pre) > tol and abs(f_cur) < abs(f_pre):
             if x_pre == x_blk:  # secant
-                s_try = -f_cur * (x_cur - x_pre) / (f_cur - f_pre)
+                s_try = _over(-f_cur * (x_cur - x_pre), f_cur - f_pre)
             else:  # inverse quadratic interpolation
-                d_pre = (f_pre - f_cur) / (x_pre - x_cur)
-                d_blk = (f_blk - f_cur) / (x_blk - x_cur)
-                s_try = -f_cur * (f_blk * d_blk - f_pre * d_pre) / (d_blk * d_pre * (f_blk - f_pre))
+                d_pre = _over(f_pre - f_cur, x_pre - x_cur)
+                d_blk = _over(f_blk - f_cur, x_blk - x_cur)
+                s_try = _over(-f_cur * (f_blk * d_blk - f_pre * d_pre), d_blk * d_pre * (f_blk - f_pre))
             if 2 * abs(s_try) < min(abs(s_pre), 3 * abs(s_bis) - tol):  # a short step: take it
                 s_pre, s_cur = s_cur, s_try
             else:
@@ -115,7 +115,17 @@ def _brentq(f, a: float, b: float, xtol: float, rtol: float, maxiter: int = 100)
             s_pre = s_cur = s_bis
         x_pre, f_pre = x_cur, f_cur
         x_cur += s_cur if abs(s_cur) > tol else (tol if s_bis > 0 else -tol)
-        f_cur = f(x_cur)
+        f_cur = float(f(x_cur))
         if math.isnan(f_cur):
             raise ValueError(f"f({x_cur}) is NaN: no root can be bracketed")
     raise RuntimeError(f"no root to {xtol} + {rtol}·|x| after {maxiter} steps")  # pragma: no cover
+
+
+def _over(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` as C's doubles divide (what scipy's brentq computes): NaN or ±∞
+    when the denominator is 0, where Python raises (a NaN step is refused, so Brent bisects)."""
+    if denominator != 0:
+        return numerator / denominator
+    if numerator == 0 or math.isnan(numerator):
+        return math.nan
+    return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
