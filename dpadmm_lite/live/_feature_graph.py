@@ -76,3 +76,16 @@ def write(path: Path | None = None) -> Path:
 
 if __name__ == "__main__":
     print(write())
+
+
+def fused_lasso_problem(chapter: str, rows: int, lam: float):
+    """The live problem of ``chapter``'s panel: a seeded random ``rows`` of the Adult training rows left
+    once the public sample is set aside, and the graph-guided fused lasso with ``A = [W; I]``, W the
+    shipped feature graph of that public sample (no training row enters the graph)."""
+    from .. import datasets, problems
+
+    X_train, y_train, X_test, y_test = datasets.load_adult()
+    _, X, y = datasets.public_split(X_train, y_train, public_rows=PUBLIC_ROWS, seed=PUBLIC_SEEDS[chapter])
+    keep = np.random.default_rng(0).choice(len(y), rows, replace=False)
+    return problems.graph_guided_fused_lasso(X[keep], y[keep], lam=lam, W=public_feature_graph(chapter),
+                                             X_test=X_test, y_test=y_test)

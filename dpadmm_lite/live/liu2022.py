@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets, problems
+from .. import problems
 from ..registry import run
 from ._common import budget, delta_control, epsilon_control, integer, one_of, real
-from ._feature_graph import PUBLIC_ROWS, PUBLIC_SEEDS, public_feature_graph
+from ._feature_graph import fused_lasso_problem
 
 #: λ₁ of the fused lasso (in the range of Liu et al.'s Table II), their δ (Sec. V-B), and the live rows
 #: (book/liu2022.ipynb).
@@ -27,11 +27,7 @@ def liu2022_problem() -> problems.Problem:
     training rows left once the public sample (2,000 rows, seed 2022) is set aside, λ₁ = 1e-4, and
     A = [W; I] with W the feature graph of the public sample (shipped, see
     :mod:`dpadmm_lite.live._feature_graph`): no training row enters the graph."""
-    X_train, y_train, X_test, y_test = datasets.load_adult()
-    _, X, y = datasets.public_split(X_train, y_train, public_rows=PUBLIC_ROWS, seed=PUBLIC_SEEDS["liu2022"])
-    keep = np.random.default_rng(0).choice(len(y), LIU2022_LIVE_ROWS, replace=False)
-    return problems.graph_guided_fused_lasso(X[keep], y[keep], lam=LIU2022_LAM, W=public_feature_graph("liu2022"),
-                                             X_test=X_test, y_test=y_test)
+    return fused_lasso_problem("liu2022", LIU2022_LIVE_ROWS, LIU2022_LAM)
 
 
 def run_options(name: str, n: int, batch_size: int, epochs: int) -> dict[str, int]:

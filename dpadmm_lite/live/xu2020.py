@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets, problems
+from .. import problems
 from ..registry import run
 from ._common import budget, delta_control, epsilon_control, integer, iterations_control, one_of, real
-from ._feature_graph import PUBLIC_ROWS, PUBLIC_SEEDS, public_feature_graph
+from ._feature_graph import fused_lasso_problem
 
 #: λ of Xu et al.'s Table I, their δ and μ (Sec. V-B), and the live panel's training rows (book/xu2020.ipynb).
 XU2020_LAM, XU2020_DELTA, XU2020_MU, XU2020_LIVE_ROWS = 1e-5, 1e-3, 0.5, 4_000
@@ -24,11 +24,7 @@ def xu2020_problem() -> problems.Problem:
     4,000 of the Adult training rows left once the public sample (2,000 rows, seed 2020) is set aside,
     λ = 1e-5, and A = [W; I] with W the feature graph of the public sample (shipped, see
     :mod:`dpadmm_lite.live._feature_graph`): no training row enters the graph."""
-    X_train, y_train, X_test, y_test = datasets.load_adult()
-    _, X, y = datasets.public_split(X_train, y_train, public_rows=PUBLIC_ROWS, seed=PUBLIC_SEEDS["xu2020"])
-    keep = np.random.default_rng(0).choice(len(y), XU2020_LIVE_ROWS, replace=False)
-    return problems.graph_guided_fused_lasso(X[keep], y[keep], lam=XU2020_LAM, W=public_feature_graph("xu2020"),
-                                             X_test=X_test, y_test=y_test)
+    return fused_lasso_problem("xu2020", XU2020_LIVE_ROWS, XU2020_LAM)
 
 
 @functools.lru_cache(maxsize=32)
