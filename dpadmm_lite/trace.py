@@ -9,7 +9,6 @@ The privacy records themselves live in :mod:`dpadmm_lite.privacy` (re-exported h
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 

@@ -222,7 +222,7 @@ def test_a_new_chapter_is_covered_without_editing_the_page(tmp_path):
     for k in (1, 2, 3):
         cells.append(("markdown", f"```{{exercise}}\n:label: new_ex_{k}\n\nDo {k}.\n```"))
         if k < 3:
-            cells.append(("code", f"answer = ...\nex.check_y_update(answer)", []))
+            cells.append(("code", "answer = ...\nex.check_y_update(answer)", []))
     (tmp_path / "book" / "new.ipynb").write_text(json.dumps(_nb(*cells)))
     book = build_student.read_book(tmp_path)
     assert [e.checks for e in book[1].exercises] == [["admm.check_y_update"], ["admm.check_y_update"], []]

@@ -34,7 +34,6 @@ import pytest
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems, topology
 from dpadmm_lite.algorithms import fixed_point as fp
-from dpadmm_lite.privacy import PrivacyEvent
 
 ADMM = ("private_admm", "private_admm_federated", "private_admm_walk")
 TWINS = {"private_admm": "admm_consensus", "private_admm_federated": "admm_federated",

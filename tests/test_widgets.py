@@ -2,7 +2,6 @@
 caching, progress, headless execution; the chart widget that draws offline in JupyterLab."""
 
 import math
-import threading
 import time
 
 import altair as alt

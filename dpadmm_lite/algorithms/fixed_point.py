@@ -985,7 +985,6 @@ def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates, threads=
     records = _records(problem, plan.name)
     column = lambda key: np.array([s[key] for s in plan.settings], dtype=float)
     seeds = [s["seed"] for s in plan.settings]
-    B = len(seeds)
 
     def engine(runs: np.ndarray) -> _History:
         pick = lambda key: column(key)[runs]  # noqa: E731

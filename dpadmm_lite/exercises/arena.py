@@ -8,7 +8,6 @@ here with the library, so the notebook does not give them away.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from .. import accounting
