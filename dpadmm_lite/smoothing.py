@@ -36,6 +36,7 @@ stochastic ADMMs with differential privacy guarantees", IEEE TIFS 17, 2022; S. O
 from __future__ import annotations
 
 import math
+import sys
 from functools import lru_cache
 
 import numpy as np
@@ -48,6 +49,9 @@ __all__ = ["laplacian_smooth", "eigenvalues", "operator_norm", "second_differenc
 
 #: Batches with at least this many numbers are transformed with two FFT threads.
 _THREADED_SIZE = 1 << 18
+
+#: In the browser (Pyodide), vectors up to this length are smoothed by the dense inverse (below).
+_BROWSER_DENSE_D = 512
 
 
 def _nu(nu) -> float:
@@ -72,6 +76,17 @@ def _inverse_half_spectrum(d: int, nu: float) -> np.ndarray:
     """``1/λ_k`` for the rfft frequencies k = 0 … ⌊d/2⌋ (cached, read-only)."""
     k = np.arange(d // 2 + 1)
     inverse = 1.0 / (1.0 + 2.0 * nu - 2.0 * nu * np.cos(2.0 * np.pi * k / d))
+    inverse.setflags(write=False)
+    return inverse
+
+
+@lru_cache(maxsize=8)
+def _inverse_matrix(d: int, nu: float) -> np.ndarray:
+    """``Q_ν⁻¹`` as a dense d × d matrix (cached, read-only): the FFT path applied to the identity.
+    ``Q_ν`` is symmetric, so ``v @ Q_ν⁻¹`` smooths every row of ``v``."""
+    spectrum = scipy.fft.rfft(np.eye(d), axis=-1)
+    spectrum *= _inverse_half_spectrum(d, nu)
+    inverse = scipy.fft.irfft(spectrum, n=d, axis=-1)
     inverse.setflags(write=False)
     return inverse
 
@@ -121,6 +136,8 @@ def smooth_checked(v: np.ndarray, nu: float) -> np.ndarray:
     if nu == 0.0:
         return v
     d = v.shape[-1]
+    if sys.platform == "emscripten" and d <= _BROWSER_DENSE_D:  # in the browser scipy.fft's dispatch costs
+        return v @ _inverse_matrix(d, nu)  # 87 µs a vector on Liu et al.'s d = 104, this product 10 µs
     inverse = _inverse_half_spectrum(d, nu)
     workers = 2 if v.size >= _THREADED_SIZE else 1
     spectrum = scipy.fft.rfft(v, axis=-1, workers=workers)

@@ -52,3 +52,87 @@ def test_the_browsers_per_agent_hessians_are_numpys(monkeypatch):
     assert [r["iteration"] for r in browser] == [r["iteration"] for r in native]
     for a, b in zip(browser, native):  # the Hessians only precondition exact Newton solves
         assert a["test error"] == b["test error"] and a["empirical loss"] == pytest.approx(b["empirical loss"], rel=1e-9)
+
+
+def test_the_browsers_smoothing_is_the_fft(monkeypatch):
+    """Liu et al.'s panel: in the browser ``Q_ν⁻¹ v`` is a product with the dense inverse (scipy.fft's
+    dispatch cost more than the transform there); it is the FFT's result, for one vector and a batch,
+    even and odd d, and ν = 0 still returns v itself."""
+    from dpadmm_lite import smoothing
+
+    rng = np.random.default_rng(2)
+    for d, nu in ((104, 2.0), (7, 0.5), (1, 3.0), (2, 1.0)):
+        v = rng.normal(size=(3, d))
+        native = smoothing.smooth_checked(v, nu)
+        monkeypatch.setattr(sys, "platform", "emscripten")
+        browser = [smoothing.smooth_checked(v, nu), smoothing.smooth_checked(v[0], nu)]
+        monkeypatch.setattr(sys, "platform", "linux")
+        np.testing.assert_allclose(browser[0], native, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(browser[1], native[0], rtol=1e-12, atol=1e-14)
+        # and it solves Q_ν x = v (the matrix printed in Liu et al., Sec. III-A)
+        np.testing.assert_allclose(browser[0] @ smoothing.smoothing_matrix(d, nu).T, v, atol=1e-12)
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    v = rng.normal(size=5)
+    assert smoothing.smooth_checked(v, 0.0) is v
+
+
+def test_the_browsers_sparse_products_are_the_dense_ones():
+    """``problems._SparseProducts`` (the browser's ``A @ x`` and ``Aᵀ v`` for a mostly-zero ``A``) equals
+    numpy's dense products, and a matrix argument falls back to the dense product."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(40, 12)) * (rng.random((40, 12)) < 0.1)
+    A[5] = 0.0  # a row with no non-zero: its product is 0
+    sparse = problems._SparseProducts(A)
+    x, v = rng.normal(size=12), rng.normal(size=40)
+    assert sparse.shape == (40, 12) and sparse.T.shape == (12, 40) and sparse.T.T is sparse
+    np.testing.assert_allclose(sparse @ x, A @ x, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(sparse.T @ v, A.T @ v, rtol=1e-13, atol=1e-15)
+    assert (sparse @ x)[5] == 0.0
+    M = rng.normal(size=(12, 3))
+    np.testing.assert_array_equal(sparse @ M, A @ M)
+
+
+def test_the_browsers_margins_are_numpys(monkeypatch):
+    """``problems.models_times_rows``: in the browser a mostly-zero X (Adult) is multiplied as a sparse
+    matrix and a dense one by BLAS gemm; both equal numpy's ``M @ Xᵀ``, and so do the scores built on it."""
+    X, y, X_test, y_test = datasets.load_adult()
+    rng = np.random.default_rng(4)
+    M = rng.normal(size=(7, X.shape[1]))
+    dense = rng.normal(size=(300, X.shape[1]))
+    for rows in (X[:2000], dense):
+        native = problems.models_times_rows(M, rows)
+        monkeypatch.setattr(sys, "platform", "emscripten")
+        browser = problems.models_times_rows(M, rows)
+        monkeypatch.setattr(sys, "platform", "linux")
+        np.testing.assert_allclose(browser, native, rtol=1e-12, atol=1e-12)
+    assert problems._browser_sparse_rows(X[:2000]) is not None and problems._browser_sparse_rows(dense) is None
+    problem = problems.logistic(X[:2000], y[:2000], 1e-4, "l2", X_test=X_test, y_test=y_test)
+    native = (problem.data_loss(M), problem.accuracy(M))
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    np.testing.assert_allclose(problem.data_loss(M), native[0], rtol=1e-12)
+    np.testing.assert_array_equal(problem.accuracy(M), native[1])
+
+
+@pytest.mark.parametrize("panel", ["liu2022", "xu2020"])
+def test_the_browsers_fused_lasso_runs_are_native(panel, monkeypatch):
+    """Liu et al.'s and Xu et al.'s panels with the browser's products (sparse ``A``, dense ``Q_ν⁻¹``,
+    sparse margins) give native CPython's rows (to 1e-9, the browser test's tolerance)."""
+    from dpadmm_lite import live
+
+    module = getattr(live, panel)
+    problem_of = getattr(module, f"{panel}_problem")
+    settings = {"epsilon": 0.7, "rho": 0.05}
+    native = live.run_panel(panel, settings)["rows"]
+    problem_of.cache_clear()  # the problem caches its products: make a fresh one on the browser's paths
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    try:
+        assert isinstance(problem_of().constraint_products, problems._SparseProducts)
+        browser = live.run_panel(panel, settings)["rows"]
+    finally:
+        monkeypatch.setattr(sys, "platform", "linux")
+        problem_of.cache_clear()
+    assert len(browser) == len(native)
+    for a, b in zip(browser, native):
+        assert set(a) == set(b)
+        for key, value in b.items():
+            assert a[key] == (pytest.approx(value, rel=1e-9, abs=1e-12) if isinstance(value, float) else value), key

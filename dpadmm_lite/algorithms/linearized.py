@@ -346,7 +346,7 @@ def _linearized_step(x, u, gradient, noise, *, A, rho, step, prox_g):
 def _iterate(problem, *, rho, iterations, eta, gamma, sigma, rng, accelerated, clip=None,
              restart=False) -> _Iterates:
     """Run Algorithm 2 (``accelerated=False``) or Algorithm 3 (with Goldstein's restart if asked)."""
-    A = problem.constraint_matrix
+    A = problem.constraint_products
     d, m, T = problem.d, A.shape[0], iterations
     grad = _gradient_oracle(problem, clip)
     step = eta / gamma

@@ -558,7 +558,7 @@ class _Run:
 
 
 def _sadmm_iterate(problem, s: Settings, *, rho, iterations, sigma, seed, record_every=1) -> _Run:
-    A = problem.constraint_matrix
+    A = problem.constraint_products
     d, T, b, q = problem.d, iterations, s.batch_size, s.sampling_rate
     data = _Data(problem, s.clip)
     batch_rng, noise_rng = np.random.default_rng(seed).spawn(2)
@@ -589,7 +589,7 @@ def _sadmm_iterate(problem, s: Settings, *, rho, iterations, sigma, seed, record
 # ====================================================================== DP-VRADMM (Algorithm 1)
 def _vradmm_iterate(problem, s: Settings, *, rho, iterations, sigma, sigma_snapshot, seed,
                     private_snapshot=True) -> _Run:
-    A = problem.constraint_matrix
+    A = problem.constraint_products
     d, S, m, b, q = problem.d, iterations, s.inner, s.batch_size, s.sampling_rate
     data = _Data(problem, s.clip)
     batch_rng, noise_rng = np.random.default_rng(seed).spawn(2)
