@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from bookbuild import csp
+from browser_visit import Visit
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVE_PAGES = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["html_context"][
@@ -136,36 +137,15 @@ def test_the_live_pages_policy_is_strict_and_lists_every_inline_script(site_dir)
 
 
 # ----------------------------------------------------------------------------- in Chromium
-class _Visit:
+class _Visit(Visit):
+    """A :class:`Visit` of one page that also records the page's CSP violations, with printing stubbed."""
+
     def __init__(self, browser, server: str, page: str):
-        from urllib.parse import urlparse
-
-        import lab_session
-
-        self.errors: list[str] = []
-        self.offhost: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
-
-        def route(r):
-            parsed = urlparse(r.request.url)
-            if parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS:
-                r.continue_()
-            else:
-                self.offhost.append(r.request.url)
-                r.abort()
-
-        self.context.route("**/*", route)
-        self.context.add_init_script(VIOLATIONS + "window.print = () => { window.__printed = true; };")
-        self.page = self.context.new_page()
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        super().__init__(browser, init_script=VIOLATIONS + "window.print = () => { window.__printed = true; };")
         self.page.goto(f"{server}/{page}.html", wait_until="load")
 
     def violations(self) -> list[str]:
         return self.page.evaluate("() => window.__cspViolations")
-
-    def close(self):
-        self.context.close()
 
 
 @pytest.mark.parametrize("name", LIVE_PAGES)

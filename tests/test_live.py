@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import yaml
 
-import lab_session
+from browser_visit import Visit
 from bookbuild import live as live_build
 from dpadmm_lite import live
 from dpadmm_lite.registry import run
@@ -34,35 +34,6 @@ from dpadmm_lite.registry import run
 ROOT = Path(__file__).resolve().parents[1]
 #: Loading Python takes 40-50 s on a loaded 2-core machine; the page itself gives up after 90 s.
 READY_TIMEOUT_MS = 150_000
-
-
-class Visit:
-    """A browser context that blocks (and counts) every request to another host and records
-    every request made, by the page and by its workers."""
-
-    def __init__(self, browser, init_script: str | None = None):
-        self.offhost: list[str] = []
-        self.requested: list[str] = []
-        self.errors: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
-        self.context.route("**/*", self._route)
-        self.context.on("request", lambda r: self.requested.append(r.url))
-        if init_script:
-            self.context.add_init_script(init_script)
-        self.page = self.context.new_page()
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def _route(self, route):
-        parsed = urlparse(route.request.url)
-        if parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS:
-            route.continue_()
-        else:
-            self.offhost.append(route.request.url)
-            route.abort()
-
-    def close(self):
-        self.context.close()
 
 
 def _live_files(urls) -> list[str]:
