@@ -31,6 +31,13 @@ def test_the_browsers_hessian_is_numpys(monkeypatch):
     monkeypatch.setattr(sys, "platform", "emscripten")
     browser_value = problems.logistic(X[:3000], y[:3000], 1e-6, "l2").reference_optimum().value
     assert abs(browser_value - native_value) <= 1e-14 * abs(native_value)
+    # the ℓ1 optimum (the log-barrier method: margins, gradients and Hessians by sparse products there)
+    monkeypatch.setattr(sys, "platform", "linux")
+    native_l1 = problems.logistic(X[:3000], y[:3000], 1e-3, "l1").reference_optimum()
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    browser_l1 = problems.logistic(X[:3000], y[:3000], 1e-3, "l1").reference_optimum()
+    assert abs(browser_l1.value - native_l1.value) <= 1e-12 * abs(native_l1.value)
+    np.testing.assert_allclose(browser_l1.x, native_l1.x, atol=1e-6)
 
 
 def test_the_browsers_per_agent_hessians_are_numpys(monkeypatch):
@@ -99,13 +106,18 @@ def test_the_browsers_margins_are_numpys(monkeypatch):
     rng = np.random.default_rng(4)
     M = rng.normal(size=(7, X.shape[1]))
     dense = rng.normal(size=(300, X.shape[1]))
-    for rows in (X[:2000], dense):
-        native = problems.models_times_rows(M, rows)
+    v, r = M[0], rng.normal(size=2000)
+    for rows in (X[:2000], dense[:2000]):
+        native = problems.models_times_rows(M, rows), problems.rows_times(rows, v), problems.times_rows(r[:len(rows)], rows)
         monkeypatch.setattr(sys, "platform", "emscripten")
-        browser = problems.models_times_rows(M, rows)
+        browser = problems.models_times_rows(M, rows), problems.rows_times(rows, v), problems.times_rows(r[:len(rows)], rows)
         monkeypatch.setattr(sys, "platform", "linux")
-        np.testing.assert_allclose(browser, native, rtol=1e-12, atol=1e-12)
-    assert problems._browser_sparse_rows(X[:2000]) is not None and problems._browser_sparse_rows(dense) is None
+        for b, n in zip(browser, native):
+            assert b.shape == n.shape
+            np.testing.assert_allclose(b, n, rtol=1e-12, atol=1e-12)
+    sparse_pair = problems._browser_sparse_rows(X[:2000])  # (X, Xᵀ) as CSR: Adult is 12 % non-zero
+    assert sparse_pair[0].shape == (2000, X.shape[1]) and sparse_pair[1].shape == (X.shape[1], 2000)
+    assert problems._browser_sparse_rows(dense) is None
     problem = problems.logistic(X[:2000], y[:2000], 1e-4, "l2", X_test=X_test, y_test=y_test)
     native = (problem.data_loss(M), problem.accuracy(M))
     monkeypatch.setattr(sys, "platform", "emscripten")
