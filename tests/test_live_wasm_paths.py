@@ -148,3 +148,26 @@ def test_the_browsers_fused_lasso_runs_are_native(panel, monkeypatch):
         assert set(a) == set(b)
         for key, value in b.items():
             assert a[key] == (pytest.approx(value, rel=1e-9, abs=1e-12) if isinstance(value, float) else value), key
+
+
+def test_the_browsers_squared_loss_of_many_models_is_numpys(monkeypatch):
+    """In the browser the squared loss of many models comes from the data's moments (XᵀX/n, Xᵀy/n,
+    yᵀy/n) instead of every margin; on the Cyffers et al. panel's Lasso it agrees with numpy's to
+    1e-11, and the panel's walk gives native CPython's rows."""
+    from dpadmm_lite import live
+
+    problem = live.cyffers2023.cyffers2023_problem("test")
+    rng = np.random.default_rng(5)
+    Z = problem.reference_optimum().x + 0.01 * rng.normal(size=(3, 400, problem.d))
+    native = problem.data_loss(Z), problem.data_loss(Z, problem.X_test, problem.y_test)
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    browser = problem.data_loss(Z), problem.data_loss(Z, problem.X_test, problem.y_test)
+    for b, n in zip(browser, native):
+        assert b.shape == n.shape == (3, 400)
+        np.testing.assert_allclose(b, n, rtol=1e-11)
+    assert problem.data_loss(Z[0, 0]) == pytest.approx(native[0][0, 0], rel=1e-15)  # one model: its margins
+    settings = {"mode": "walk, ring", "epsilon": 0.5}
+    monkeypatch.setattr(sys, "platform", "linux")
+    native_rows = live.run_panel("cyffers2023", settings)["rows"]
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    assert live.run_panel("cyffers2023", settings)["rows"] == native_rows
