@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,70 @@ def zhang2017_problem(lam: float, rows: int = 8_000) -> problems.Problem:
     problem = problems.logistic(X_train[:rows], y_train[:rows], lam, "l2", X_test=X_test, y_test=y_test)
     problem.reference_optimum()
     return problem
+
+
+#: The panel's non-private reference curves, shipped as data (``dpadmm_lite/data/zhang2017_reference.npz``):
+#: the non-private ADMM does not depend on ε, δ or the private algorithm, and its first T iterations are
+#: the same whatever the run's length, so one run of ``REFERENCE["iterations"]`` per λ, topology and number
+#: of nodes gives the curve of every panel setting; a move of the topology, the nodes or T then re-runs
+#: the private algorithm alone (in the browser that halves the redraw). The table holds exactly what
+#: :func:`reference_curve` computes (``tests/test_live_zhang.py`` re-runs a sample of it); settings outside
+#: it (other rows, ρ or seed, the JupyterLab panel's λ) run the reference live. Rebuild the file with
+#: ``python -m dpadmm_lite.live.zhang2017``.
+REFERENCE_FILE = "data/zhang2017_reference.npz"
+REFERENCE = {"rows": 8_000, "rho": 0.1, "seed": 0, "iterations": 60, "agents": (2, 40),
+             "lams": tuple(sorted({ZHANG2017_LAM["dvp_graph"], ZHANG2017_LAM["pvp_graph"]}))}
+
+
+def reference_curve(lam: float, topology_name: str, n_agents: int, iterations: int = REFERENCE["iterations"],
+                    rows: int = REFERENCE["rows"], rho: float = REFERENCE["rho"], seed: int = REFERENCE["seed"]):
+    """The non-private ADMM on the panel's graph: test error and empirical loss at iterations 1 … T."""
+    trace = _reference(zhang2017_problem(float(lam), rows), rho=rho, iterations=iterations, topology=topology_name,
+                       n_agents=n_agents, seed=seed)
+    return np.asarray(trace.metrics["test_error"]), np.asarray(trace.metrics["empirical_loss"])
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_references() -> dict[str, np.ndarray]:
+    with resources.files("dpadmm_lite").joinpath(REFERENCE_FILE).open("rb") as fh, \
+            np.load(fh, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def shipped_reference(lam: float, topology_name: str, n_agents: int, iterations: int, rows: int, rho: float,
+                      seed: int):
+    """``reference_curve(…)`` read from the shipped table, or None when the setting is not in it."""
+    lo, hi = REFERENCE["agents"]
+    if (rows, rho, seed) != (REFERENCE["rows"], REFERENCE["rho"], REFERENCE["seed"]) or lam not in REFERENCE["lams"] \
+            or not (lo <= n_agents <= hi and 1 <= iterations <= REFERENCE["iterations"]):
+        return None
+    table = _shipped_references()
+    i, j = REFERENCE["lams"].index(lam), list(table["topologies"]).index(topology_name)
+    correct = table["correct"][i, j, n_agents - lo, :iterations]
+    return 1.0 - correct / float(table["n_test"]), table["loss"][i, j, n_agents - lo, :iterations].copy()
+
+
+def write_references(path: Path | None = None) -> Path:
+    """Compute the reference table (every λ, topology and number of nodes, ``REFERENCE["iterations"]``
+    iterations: a few minutes) and write it: the test error as counts of correctly classified test
+    records (``1 − correct/n_test`` gives back the run's float exactly; checked), the loss as floats."""
+    from tqdm.auto import tqdm
+
+    path = Path(path or Path(__file__).resolve().parents[1] / REFERENCE_FILE)
+    lo, hi = REFERENCE["agents"]
+    shape = (len(REFERENCE["lams"]), len(topology.NAMES), hi - lo + 1, REFERENCE["iterations"])
+    correct, loss = np.zeros(shape, dtype=np.uint16), np.zeros(shape)
+    n_test = len(datasets.load_adult()[3])
+    grid = [(i, j, n) for i in range(shape[0]) for j in range(shape[1]) for n in range(lo, hi + 1)]
+    for i, j, n in tqdm(grid, desc="Zhang & Zhu reference runs"):
+        error, loss[i, j, n - lo] = reference_curve(REFERENCE["lams"][i], topology.NAMES[j], n)
+        correct[i, j, n - lo] = np.rint((1.0 - error) * n_test)
+        if not np.array_equal(1.0 - correct[i, j, n - lo] / float(n_test), error):
+            raise RuntimeError("a test error is not 1 − count/n_test: the table would not give it back exactly")
+        _reference.cache_clear()
+    np.savez_compressed(path, correct=correct, loss=loss, n_test=np.int64(n_test),
+                        topologies=np.array(topology.NAMES), lams=np.array(REFERENCE["lams"]))
+    return path
 
 
 @functools.lru_cache(maxsize=32)
@@ -94,12 +160,16 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
     problem = zhang2017_problem(float(lam), integer("rows", rows, 1000, 40_000))
     settings = dict(rho=rho, iterations=iterations, topology=topology_name,
                     n_agents=integer("n_agents", n_agents, 2, 40), seed=integer("seed", seed, 0, 2 ** 32 - 1))
-    runs = {"non-private": _reference(problem, **settings)} if reference or name == "admm_graph" else {}
+    shipped = shipped_reference(float(lam), topology_name, settings["n_agents"], iterations, problem.n, rho,
+                                settings["seed"]) if reference and name != "admm_graph" else None
+    runs = {"non-private": _reference(problem, **settings)} if name == "admm_graph" or (reference and shipped is None) \
+        else {}
     if name != "admm_graph":
         runs[algorithm] = run(name, problem, epsilon=epsilon, delta=delta, calibration=calibration, **settings)
+    curves = {} if shipped is None else {"non-private": shipped}
+    curves.update({label: (trace.metrics["test_error"], trace.metrics["empirical_loss"]) for label, trace in runs.items()})
     out = []
-    for label, trace in runs.items():
-        error, loss = trace.metrics["test_error"], trace.metrics["empirical_loss"]
+    for label, (error, loss) in curves.items():
         out += [{"iteration": int(k), "test error": float(error[k - 1]), "empirical loss": float(loss[k - 1]),
                  "lo": float(error[k - 1]), "hi": float(error[k - 1]), "algorithm": label,
                  "epsilon": epsilon, "topology": topology_name} for k in first_then_every_fifth(iterations)]
@@ -125,3 +195,7 @@ PANELS = {
         ],
     },
 }
+
+
+if __name__ == "__main__":
+    print(write_references())
