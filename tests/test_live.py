@@ -242,8 +242,11 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         names = set(z.namelist())
     assert "dpadmm_lite/live/__init__.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
-    # the data the Zhang & Zhu panel loads, with its source and licence (CC BY 4.0)
-    assert {"dpadmm_lite/data/adult.npz", "dpadmm_lite/data/README.md"} <= names
+    # every data file of the library (the panels load Adult, the feature graphs and Zhang & Zhu's reference
+    # curves), with the file that states their source and licence (CC BY 4.0)
+    data = {f"dpadmm_lite/{f.relative_to(ROOT / 'dpadmm_lite').as_posix()}" for f in (ROOT / "dpadmm_lite/data").iterdir()
+            if f.is_file()}
+    assert "dpadmm_lite/data/zhang2017_reference.npz" in data and data <= names
     lock = json.loads((site_dir / "_static/live/pyodide/pyodide-lock.json").read_text())
     entry = lock["packages"][live_build.WHEEL_NAME]
     shipped = (site_dir / "_static/live/pyodide" / entry["file_name"]).read_bytes()
