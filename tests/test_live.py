@@ -150,6 +150,17 @@ def test_every_panel_runs_the_library_live_in_the_browser(name, server, browser)
         after = _chart_rows(page)
         assert after and not _same_rows(after, before)
         assert page.locator(".dpadmm-live-chart svg").count() == 1
+        # every slider reaches both ends of its declared range (a log slider's grid runs through its
+        # default value, and its outermost notches read as the ends)
+        for c in panel["controls"]:
+            if c["kind"] == "select":
+                continue
+            ends = []
+            for end in ("max", "min"):
+                page.locator(f"#dpadmm-live-{c['name']}").evaluate(
+                    f"(el) => {{ el.value = el.{end}; el.dispatchEvent(new Event('input')); }}")
+                ends.append(float(page.locator(f"#dpadmm-live-{c['name']} + output").inner_text()))
+            assert ends == [pytest.approx(c["max"], rel=1e-12), pytest.approx(c["min"], rel=1e-12)], (c, ends)
         assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
     finally:
         visit.close()

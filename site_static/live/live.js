@@ -80,13 +80,18 @@
       });
       value = function () { return input.value; };
     } else if (c.kind === "log") {
-      // the grid of log10 values through the starting value, within [min, max]
+      // the grid of log10 values through the starting value, out to the first notches at or beyond
+      // min and max, which read as min and max (so both ends of the range are reachable)
       var at = Math.log10(c.value);
-      var lo = at - Math.floor((at - Math.log10(c.min)) / c.step + 1e-9) * c.step;
-      var hi = at + Math.floor((Math.log10(c.max) - at) / c.step + 1e-9) * c.step;
-      input = el("input", { id: id, name: c.name, type: "range", min: lo, max: hi, step: c.step,
+      var lo = at - Math.ceil((at - Math.log10(c.min)) / c.step - 1e-9) * c.step;
+      var hi = at + Math.ceil((Math.log10(c.max) - at) / c.step - 1e-9) * c.step;
+      // (max a hair beyond the last notch: lo + k·step may round above hi, and the browser would drop it)
+      input = el("input", { id: id, name: c.name, type: "range", min: lo, max: hi + 1e-6 * c.step, step: c.step,
                             value: Math.log10(c.value) });
-      value = function () { return Number(Math.pow(10, Number(input.value)).toPrecision(3)); };
+      value = function () {
+        var v = Math.min(c.max, Math.max(c.min, Math.pow(10, Number(input.value))));
+        return Number(v.toPrecision(3));
+      };
     } else {
       input = el("input", { id: id, name: c.name, type: "range", min: c.min, max: c.max, step: 1, value: c.value });
       value = function () { return parseInt(input.value, 10); };
