@@ -362,7 +362,7 @@ class _SparseProducts:
 _MARGIN_BLOCK = 1 << 20
 
 
-_BROWSER_SPARSE_ROWS: dict[int, tuple] = {}  # id(X) → (a weak reference to X, X as CSR or None)
+_BROWSER_SPARSE_ROWS: dict[int, tuple] = {}  # id(X) → (a weak reference to X, (X, Xᵀ) as CSR, or None)
 
 
 def _browser_sparse_rows(X: np.ndarray):

@@ -73,7 +73,7 @@ def shipped_reference(lam: float, topology_name: str, n_agents: int, iterations:
 
 def write_references(path: Path | None = None) -> Path:
     """Compute the reference table (every λ, topology and number of nodes, ``REFERENCE["iterations"]``
-    iterations: a few minutes) and write it: the test error as counts of correctly classified test
+    iterations: about a minute) and write it: the test error as counts of correctly classified test
     records (``1 − correct/n_test`` gives back the run's float exactly; checked), the loss as floats."""
     from tqdm.auto import tqdm
 
