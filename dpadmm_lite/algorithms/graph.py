@@ -128,16 +128,6 @@ def _gram_per_agent(A) -> np.ndarray:
     return out
 
 
-def _product_per_agent(L, R, *, out) -> np.ndarray:
-    """``L_p R_p`` for every agent p of stacks ``L`` (N, a, k) and ``R`` (N, k, b) into ``out``, one BLAS
-    ``gemm`` per agent (in the browser: numpy's batched product took 1.8 ms on the Zhang & Zhu panel's
-    BFGS factors, 20 × (104 × 16)(16 × 104), these 1.3 ms)."""
-    gemm = scipy.linalg.blas.dgemm
-    for p in range(L.shape[0]):  # N BLAS calls, as in _gram_per_agent
-        out[p] = gemm(1.0, L[p], R[p])
-    return out
-
-
 @dataclass(eq=False)
 class LocalData:
     """A problem's data dealt to the agents, with the products every local solve needs.
@@ -480,10 +470,7 @@ class LocalSolver:
         right[:, k + 1] = step
         self._pending = k + 2
         if self._pending == 2 * BFGS_BATCH:
-            if sys.platform == "emscripten":
-                _product_per_agent(left, right, out=product)
-            else:
-                np.matmul(left, right, out=product)
+            np.matmul(left, right, out=product)
             self._inverse += product
             self._pending = 0
 
