@@ -457,6 +457,22 @@ def test_calibrate_ledger_spends_the_budget_and_keeps_the_noise_shape(epsilon):
     assert np.allclose(ratios, s)  # one factor for every release: the shape is kept
 
 
+def test_the_ledgers_memo_gives_what_a_fresh_computation_gives():
+    """Ledgers and calibrations are memoised (a live panel asks for the same budget again): a memoised
+    answer is the fresh one, and each argument is part of the key."""
+    from dpadmm_lite.accounting import _ledger
+    from dpadmm_lite.privacy import PrivacyEvent
+
+    unit = [PrivacyEvent("laplace_l2", 1.0, 1.0, count=7), PrivacyEvent("gaussian", 1.0, 2.0, count=5, sampling_rate=0.2)]
+    for epsilon, delta in ((1.0, 1e-6), (2.0, 1e-6), (1.0, 1e-3)):
+        s = acc.calibrate_ledger(unit, epsilon, delta)
+        assert s == acc.calibrate_ledger(list(unit), epsilon, delta)  # from the memo
+        assert s == _ledger._calibrated.__wrapped__(tuple(unit), epsilon, delta, 5e-3)  # computed afresh
+        scaled = [e.scaled(s) for e in unit]
+        assert acc.ledger_epsilon(scaled, delta) == _ledger._ledger_of.__wrapped__(tuple(scaled), delta)[0]
+    assert len({acc.calibrate_ledger(unit, e, d) for e, d in ((1.0, 1e-6), (2.0, 1e-6), (1.0, 1e-3))}) == 3
+
+
 def test_calibrate_ledger_scales_laplace_rates_down():
     from dpadmm_lite.privacy import PrivacyEvent
 
