@@ -213,7 +213,8 @@ def test_the_chapter_solutions_pass_their_checks():
 
 def test_bfgs_corrections_kept_as_factors_satisfy_the_secant_equation(logistic_l2):
     """H⁺y = s after every update, whether the correction is still a factor or folded into the
-    dense inverses (after ``BFGS_BATCH`` updates), and H stays symmetric."""
+    dense inverses (after ``BFGS_BATCH`` updates), H stays symmetric, and the next direction the
+    update returns is H⁺ applied to the new gradient."""
     owner = datasets.split(logistic_l2.n, 4, seed=0)
     data = graph.local_data(logistic_l2, owner)
     solver = graph.LocalSolver(data, logistic_l2.lam, "l2", np.full(4, 0.3))
@@ -223,8 +224,10 @@ def test_bfgs_corrections_kept_as_factors_satisfy_the_secant_equation(logistic_l
     for update in range(graph.BFGS_BATCH + 3):
         s = rng.standard_normal((4, logistic_l2.d))
         y = s * rng.uniform(0.5, 2.0, size=s.shape)  # sᵀy > 0, as for a strongly convex function
-        solver._remember(s, y)
+        grad = rng.standard_normal((4, logistic_l2.d))
+        direction = solver._remember(s, y, solver._apply(grad), grad + y)
         assert np.allclose(solver._apply(y), s, rtol=1e-9, atol=1e-12), f"update {update}"
+        assert np.allclose(direction, solver._apply(grad + y), rtol=1e-9, atol=1e-12)
         assert solver._pending == 2 * ((done + update + 1) % graph.BFGS_BATCH)
         dense = np.stack([solver._apply(e) for e in np.eye(logistic_l2.d)[:, None, :].repeat(4, axis=1)], axis=-1)
         assert np.allclose(dense, dense.transpose(0, 2, 1), atol=1e-10)

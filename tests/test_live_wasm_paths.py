@@ -52,6 +52,12 @@ def test_the_browsers_per_agent_hessians_are_numpys(monkeypatch):
         gram = graph._gram_per_agent(A)
         assert gram.dtype == np.float64 and np.array_equal(gram, gram.transpose(0, 2, 1))
         np.testing.assert_allclose(gram, np.matmul(A.transpose(0, 2, 1), A), rtol=rtol, atol=rtol)
+    # the BFGS fold: one gemm per agent, written in place into the inverses
+    L, R = rng.normal(size=(5, 7, 4)), rng.normal(size=(5, 4, 7))
+    for out in (np.linalg.inv(rng.normal(size=(5, 7, 7)) + 9 * np.eye(7)), np.zeros((7, 5, 7)).transpose(1, 0, 2)):
+        expected = out + np.matmul(L, R)
+        graph._add_products_per_agent(L, R, out)
+        np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-13)
     settings = dict(algorithm="DVP", epsilon=2.0, iterations=6, n_agents=5, reference=False)
     native = live.zhang2017_network(**settings)["rows"]
     monkeypatch.setattr(sys, "platform", "emscripten")
