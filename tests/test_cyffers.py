@@ -770,3 +770,22 @@ def test_noise_scale_is_what_a_run_uses_and_the_federated_schedule_is_checked(mo
     monkeypatch.setattr(fp, "_most_participations", lambda *args: most - 1)
     with pytest.raises(RuntimeError, match="does not describe this run"):
         dl.run("private_admm_federated", problem, **options)
+
+
+def test_the_walks_one_pair_prox_is_the_vectorised_one():
+    """A walk step solves one prox on Python floats (:func:`fixed_point._walk_coefficient`); it gives
+    the same doubles as the vectorised solve of one pair (a batch iterates until all its entries
+    converge, so its last bits may differ), for both losses, at margins from
+    0 to far beyond e's range, and without noise in ``h``."""
+    rng = np.random.default_rng(3)
+    aw = np.concatenate([rng.normal(scale=3.0, size=2000), [0.0, 40.0, -40.0, 800.0, -800.0, 1e6]])
+    b = np.where(rng.random(aw.size) < 0.5, -1.0, 1.0)
+    a2 = np.concatenate([rng.uniform(0.0, 30.0, aw.size - 3), [0.0, 1e4, 1e-12]])
+    step = rng.uniform(1e-4, 2.0, aw.size)
+    for loss in ("logistic", "squared"):
+        vectorised = np.concatenate([fp._coefficient(loss, aw[i:i + 1], b[i:i + 1], a2[i:i + 1], step[i:i + 1])
+                                     for i in range(aw.size)])  # one pair at a time, as the walk asks
+        one_by_one = np.array([fp._walk_coefficient(loss, float(w), float(bb), float(q), float(st))
+                               for w, bb, q, st in zip(aw, b, a2, step)])
+        assert np.isfinite(one_by_one).all()
+        np.testing.assert_array_equal(one_by_one, vectorised)
