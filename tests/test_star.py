@@ -294,6 +294,42 @@ def test_admm_star_exact_updates_match_scipy_per_agent(small, reg):
     assert np.abs(w).max() > 1e-2
 
 
+def test_renewing_only_the_slow_agents_hessians_solves_the_same_subproblems(small, monkeypatch):
+    """PVP's and DVP's noise moves every agent's subproblem each iteration; the ℓ2 solver then renews
+    only the inverses of the agents whose step contracted too slowly (``refresh="agents"``). The
+    solves agree with renewing all of them to the tolerance, a subset's inverses are the same
+    numbers as those rows of the full batch, and fewer inverses are formed."""
+    problem = small["l2"]
+    owner = _owner_unequal(problem.n, [15, 45, 60, 120])
+    stack = star._stack_for(problem, owner)
+    N, d = 4, problem.d
+    Z0 = stack.margins(np.random.default_rng(5).normal(size=(N, d)))
+    mu = np.full((N, 1), 0.7)
+    full, part = star._hessian_inverse(stack, Z0, mu), star._hessian_inverse(stack, Z0, mu, np.array([1, 3]))
+    assert np.array_equal(part, full[[1, 3]])
+    formed = {"all": 0, "agents": 0}
+    real = star._hessian_inverse
+
+    def counting(stack, Z, mu, agents=None):
+        out = real(stack, Z, mu, agents)
+        formed[mode] += len(out)
+        return out
+
+    monkeypatch.setattr(star, "_hessian_inverse", counting)
+    solutions = {}
+    for mode in ("all", "agents"):
+        cache, W, w = {}, np.zeros((N, d)), np.zeros(d)
+        Z, noise = stack.margins(W), np.random.default_rng(1)
+        solutions[mode] = []
+        for _ in range(12):  # a noisy dual every iteration, as PVP's and DVP's
+            G = noise.normal(scale=2.0, size=(N, d))
+            W, Z, error, converged = star._exact_update(stack, G, w, 0.05, W, Z, tol=1e-10, cache=cache, refresh=mode)
+            assert converged and error <= 1e-8
+            solutions[mode].append(W)
+    np.testing.assert_allclose(solutions["agents"], solutions["all"], atol=1e-8)
+    assert N <= formed["agents"] < formed["all"], formed
+
+
 # ---------------------------------------------------------------------- private twins, PVP, DVP, DP-SGD
 @pytest.mark.parametrize("name", ["pvp_star", "dvp_star"])
 def test_exact_update_baselines_without_noise_are_admm_bit_for_bit(small, name):
