@@ -137,6 +137,11 @@ def test_every_panel_runs_the_library_live_in_the_browser(name, server, browser)
         page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
         before = _chart_rows(page)
         assert before and _same_rows(before, live.run_panel(name, {})["rows"])
+        chart = page.locator(".dpadmm-live-chart")
+        assert chart.get_attribute("aria-busy") == "false"
+        page.evaluate("""() => { window.__busySeen = []; new MutationObserver(() => window.__busySeen.push(
+            document.querySelector('.dpadmm-live-chart').getAttribute('aria-busy'))).observe(
+            document.querySelector('.dpadmm-live-chart'), { attributes: true, attributeFilter: ['aria-busy'] }); }""")
         first = panel["controls"][0]
         field = page.locator(f"#dpadmm-live-{first['name']}")
         if first["kind"] == "select":
@@ -150,6 +155,10 @@ def test_every_panel_runs_the_library_live_in_the_browser(name, server, browser)
         after = _chart_rows(page)
         assert after and not _same_rows(after, before)
         assert page.locator(".dpadmm-live-chart svg").count() == 1
+        # while the run was under way the chart said so, and it no longer does
+        assert page.evaluate("() => window.__busySeen")[:1] == ["true"]
+        page.wait_for_function("() => document.querySelector('.dpadmm-live-chart').getAttribute('aria-busy') === 'false'")
+        assert "dpadmm-live-running" not in page.locator(".dpadmm-live").get_attribute("class")
         # every slider reaches both ends of its declared range (a log slider's grid runs through its
         # default value, and its outermost notches read as the ends)
         for c in panel["controls"]:

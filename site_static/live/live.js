@@ -159,10 +159,15 @@
       controls.forEach(function (c, i) { out[panel.controls[i].name] = c.value(); });
       return out;
     };
+    var running = function (on) { // a re-run is under way: the chart says so (dimmed after 0.2 s, aria-busy)
+      box.classList.toggle("dpadmm-live-running", on);
+      chart.setAttribute("aria-busy", on ? "true" : "false");
+    };
     var request = function () {
       if (busy) { pending = true; return; }
       busy = true;
       pending = false;
+      running(true);
       worker.postMessage({ type: "run", id: ++nextId, panel: name, values: values() });
     };
     var moved = function () { movedAt = performance.now(); request(); };
@@ -206,7 +211,7 @@
             box.dataset.liveReadySeconds + " s).";
         }
         busy = false;
-        if (pending) request();
+        if (pending) request(); else running(false);
       } else if (msg.type === "ready") {
         box.dataset.livePhases = JSON.stringify(msg.phases || {});
         controls = panel.controls.map(function (c) { return control(c, moved); });
@@ -218,6 +223,7 @@
         request(); // the first run, at the controls' starting values
       } else if (msg.type === "error") {
         busy = false;
+        running(false);
         status.textContent = "The live run failed: " + msg.message;
         if (!ready) {
           clearTimeout(timer);
