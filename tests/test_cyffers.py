@@ -239,6 +239,7 @@ def test_results_do_not_depend_on_threads_or_chunks(name, make, monkeypatch):
     the rounds or blocks of the schedule's gaps, and a run repeated gives the same model."""
     problem = make()
     monkeypatch.setattr(fp, "_GROUP_PAIRS", 40)  # groups of 2 runs (q n = 18) or 1 (centralized): 3–6 groups
+    monkeypatch.setattr(fp, "_SGD_GROUP_PAIRS", 40)  # DP-SGD's groups too
     extra = {"sampling_rate": 0.3} if name != "private_admm" else {}
     options = dict(step=0.5, clip=0.3) if name == "dp_prox_sgd" else OPTIONS
     runs = [dict(epsilon=e, seed=s, **options, **extra) for e in (0.5, math.inf) for s in (0, 3, 8)]
@@ -263,6 +264,7 @@ def test_a_threaded_batch_equals_the_slow_loop_run_by_run(name, mode, monkeypatc
     iterates of the per-user loop (the paper's algorithm, one user at a time) from that run's own streams."""
     problem = lasso(n=40)
     monkeypatch.setattr(fp, "_GROUP_PAIRS", 30)  # several groups of runs
+    monkeypatch.setattr(fp, "_SGD_GROUP_PAIRS", 30)
     q = 0.3 if mode != "centralized" else None
     options = dict(step=0.7, clip=0.4) if mode is None else OPTIONS
     runs = [dict(epsilon=e, seed=s, **options, **({"sampling_rate": q} if q else {}))
@@ -789,3 +791,27 @@ def test_the_walks_one_pair_prox_is_the_vectorised_one():
                                for w, bb, q, st in zip(aw, b, a2, step)])
         assert np.isfinite(one_by_one).all()
         np.testing.assert_array_equal(one_by_one, vectorised)
+
+
+def test_groups_are_even_in_number_equal_in_size_and_do_not_change_a_model(monkeypatch):
+    """A batch is split into an even number of groups of consecutive runs whose sizes differ by at most one
+    (two threads finish together), each at most about :data:`fixed_point._GROUP_PAIRS` pairs a round, or
+    :data:`fixed_point._SGD_GROUP_PAIRS` for DP-SGD (its round is a few passes and many small operations);
+    the grouping does not change a model."""
+    problem = lasso(n=400)
+    per_run = 0.3 * problem.n
+    sgd = [dict(epsilon=e, seed=s, step=0.5, clip=0.3, sampling_rate=0.3) for e in (0.5, 2.0) for s in range(35)]
+    admm = [{**OPTIONS, "epsilon": 1.0, "seed": s, "sampling_rate": 0.3} for s in range(70)]
+    for name, runs, target in (("dp_prox_sgd", sgd, fp._SGD_GROUP_PAIRS), ("private_admm_federated", admm, fp._GROUP_PAIRS)):
+        plan, _ = fp._plan(name, problem, runs, delta=1e-5, iterations=5)
+        groups = fp._groups(plan, problem.n)
+        np.testing.assert_array_equal(np.concatenate(groups), np.arange(70))
+        sizes = [len(g) for g in groups]
+        assert len(sizes) % 2 == 0 and max(sizes) - min(sizes) <= 1 and max(sizes) <= target // per_run, (name, sizes)
+    assert len(fp._groups(fp._plan("dp_prox_sgd", problem, sgd, delta=1e-5, iterations=5)[0], problem.n)) < \
+        len(fp._groups(fp._plan("private_admm_federated", problem, admm, delta=1e-5, iterations=5)[0], problem.n))
+    large, _ = fp.released_models("dp_prox_sgd", problem, sgd[:12], delta=1e-5, iterations=10, threads=2)
+    monkeypatch.setattr(fp, "_SGD_GROUP_PAIRS", 250)  # groups of 2 runs
+    assert len(fp._groups(fp._plan("dp_prox_sgd", problem, sgd[:12], delta=1e-5, iterations=10)[0], problem.n)) == 6
+    small, _ = fp.released_models("dp_prox_sgd", problem, sgd[:12], delta=1e-5, iterations=10, threads=2)
+    np.testing.assert_array_equal(large, small)

@@ -149,8 +149,14 @@ _CHUNK_ELEMENTS = 1 << 22  # noise drawn per chunk of rounds (bounds memory)
 THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 _GAP_BLOCK = 1 << 14  # geometric gaps of the participation schedule drawn per call
 #: Pairs (run, user) a group of runs updates per round, about: a batch is split into groups of runs this big, so
-#: that a round's work arrays stay in a core's cache; threads take the groups one after another.
-_GROUP_PAIRS = 1 << 9
+#: that a round's work arrays stay near a core (p = 64: 512 kB each); threads take the groups one after another.
+#: Figure 1's 70 ADMM runs on two threads, three alternating rounds: groups of 256 pairs 5.8–6.2 s, 512 5.0–5.2 s,
+#: 1,024 4.8–5.0 s (8.0–8.3 s CPU against 8.7–9.1 s), 2,048 4.8–5.3 s.
+_GROUP_PAIRS = 1 << 10
+#: The same for proximal DP-SGD, whose round is a handful of passes over its pairs and many operations on
+#: (runs × p) arrays: groups of 512 pairs left a round's time to numpy's per-call cost and the GIL (Figure 1's
+#: 70 runs: 1.73 s on one thread, 1.85 s on two), groups of 4,096 make it 1.43 and 1.06 s, the same numbers.
+_SGD_GROUP_PAIRS = 1 << 12
 
 
 # ====================================================================== the data, per record
@@ -1002,14 +1008,18 @@ def _thread_count(threads, groups: int, mode) -> int:
 
 
 def _groups(plan: _Plan, n: int) -> list[np.ndarray]:
-    """The batch's runs in groups of consecutive runs, each updating about :data:`_GROUP_PAIRS` pairs per round
-    (from the plan alone: the groups do not depend on the number of threads); the walk in one group."""
+    """The batch's runs in groups of consecutive runs, each updating at most about :data:`_GROUP_PAIRS` pairs per
+    round (:data:`_SGD_GROUP_PAIRS` for DP-SGD), in an even number of groups of equal size (Figure 1's 70 ADMM
+    runs: 8 groups of 8–9 runs, where groups of 10 left one thread a group more than the other); from the plan
+    alone: the groups do not depend on the number of threads. The walk in one group."""
     B = len(plan.settings)
     if plan.mode == "walk":
         return [np.arange(B)]
     per_run = max(1.0, max(s["sampling_rate"] for s in plan.settings) * n)  # 1.0 when everyone takes part
-    size = max(1, int(_GROUP_PAIRS // per_run))
-    return [np.arange(B)[i:i + size] for i in range(0, B, size)]
+    size = max(1, int((_GROUP_PAIRS if plan.mode is not None else _SGD_GROUP_PAIRS) // per_run))
+    count = -(-B // size)
+    count += count % 2 if count < B else 0  # an even number of equal groups: two threads finish together
+    return [g for g in np.array_split(np.arange(B), count)]
 
 
 def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates, threads=None) -> _History:
