@@ -127,9 +127,10 @@ def main() -> None:
         live = best_time(lambda: explore(values)[0].to_dict())
         print(f"   {label:20s} {1000 * live:6.0f} ms   target ≤ 300 ms   {'OK' if live <= 0.3 else 'SLOW'}")
     unit = [dl.privacy.PrivacyEvent("gaussian", 1.0, 1.0, count=T)]
-    calibration = best_time(lambda: dl.accounting.calibrate_ledger(unit, EPS, 1e-3))
+    fresh = dl.accounting.forget_ledgers  # time the calibration, not a look-up in its memo
+    calibration = best_time(lambda: (fresh(), dl.accounting.calibrate_ledger(unit, EPS, 1e-3)))
     per_release = [dl.privacy.PrivacyEvent("gaussian", 1.0 / k, 1.0 / k) for k in range(1, T + 1)]
-    heterogeneous = best_time(lambda: dl.accounting.calibrate_ledger(per_release, EPS, 1e-3))
+    heterogeneous = best_time(lambda: (fresh(), dl.accounting.calibrate_ledger(per_release, EPS, 1e-3)))
     print(f"   of which the calibration: {1000 * calibration:.1f} ms (one event × {T}); a ledger of {T} separate "
           f"events: {1000 * heterogeneous:.1f} ms")
 

@@ -56,7 +56,8 @@ Public surface
 ``noise_for_budget``, ``gaussian_rdp``, ``sampled_gaussian_rdp``,
 ``laplace_rdp``, ``rdp_to_epsilon``, ``rdp_gaussian_epsilon``, ``pld_gaussian_epsilon``,
 ``privacy_loss_distribution``,
-``ledger_rdp``, ``ledger_bounds``, ``ledger_epsilon``, ``ledger_guarantee``, ``calibrate_ledger``,
+``ledger_rdp``, ``ledger_bounds``, ``ledger_epsilon``, ``ledger_guarantee``, ``calibrate_ledger``
+(memoised: ``forget_ledgers`` empties the memo),
 the cost of hyper-parameter selection ``tuning_epsilon``, ``selection_rdp``, ``selection_epsilon``,
 ``truncated_negative_binomial_mean`` (``_selection``), and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
 ``liu2022_*``, ``zhang2017_*``.
@@ -119,6 +120,7 @@ from ._ledger import (  # noqa: F401
     ledger_epsilon,
     ledger_guarantee,
     calibrate_ledger,
+    forget_ledgers,
 )
 from ._selection import (  # noqa: F401
     truncated_negative_binomial_mean,
