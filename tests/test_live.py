@@ -106,6 +106,34 @@ def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, bro
         visit.close()
 
 
+def test_a_chart_that_cannot_be_drawn_says_so_and_the_next_move_draws_again(server, browser):
+    """A redraw that fails (here: the chart's view rejects) leaves a message, not a chart marked busy for
+    good and a panel that ignores every later move."""
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        page.goto(f"{server}/book/admm.html", wait_until="load")
+        page.locator(".dpadmm-live[data-live-panel='admm'] button").click()
+        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
+        page.evaluate("""() => { const view = document.querySelector('.dpadmm-live-chart').__dpadmmView;
+            window.__run = view.runAsync; view.runAsync = () => Promise.reject(new Error('drawing failed')); }""")
+        move = "(el) => { el.value = String(Number(el.value) + {d}); el.dispatchEvent(new Event('input')); }"
+        page.locator("#dpadmm-live-rho").evaluate(move.replace("{d}", "1"))
+        page.wait_for_function("() => document.querySelector('.dpadmm-live-status').textContent"
+                               ".includes('could not be drawn')", timeout=30_000)
+        assert page.locator(".dpadmm-live-chart").get_attribute("aria-busy") == "false"
+        runs = int(page.locator(".dpadmm-live").get_attribute("data-live-runs"))
+        page.evaluate("() => { const view = document.querySelector('.dpadmm-live-chart').__dpadmmView; "
+                      "view.runAsync = window.__run; }")
+        page.locator("#dpadmm-live-rho").evaluate(move.replace("{d}", "-1"))
+        page.wait_for_function(f"() => Number(document.querySelector('.dpadmm-live').dataset.liveRuns) > {runs}",
+                               timeout=30_000)
+        assert {r["rho"] for r in _chart_rows(page)} == {0.03}
+        assert [e for e in visit.errors if "drawing failed" not in e] == []
+    finally:
+        visit.close()
+
+
 def _same_rows(browser_rows: list, native_rows: list) -> bool:
     """The browser's rows are native CPython's: the same fields, equal text, numbers to 1e-9."""
     if len(browser_rows) != len(native_rows):

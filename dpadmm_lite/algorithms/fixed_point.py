@@ -1019,7 +1019,7 @@ def _groups(plan: _Plan, n: int) -> list[np.ndarray]:
     size = max(1, int((_GROUP_PAIRS if plan.mode is not None else _SGD_GROUP_PAIRS) // per_run))
     count = -(-B // size)
     count += count % 2 if count < B else 0  # an even number of equal groups: two threads finish together
-    return [g for g in np.array_split(np.arange(B), count)]
+    return np.array_split(np.arange(B), count)
 
 
 def _execute(plan: _Plan, problem, paths, *, iterations, keep_iterates, threads=None) -> _History:

@@ -192,6 +192,8 @@
         } catch (err) {
           status.textContent = "The live chart could not be drawn: " + err;
           console.error(err);
+          busy = false; // the next move may draw again; the chart is not left marked busy
+          running(false);
           return;
         }
         runs += 1;
