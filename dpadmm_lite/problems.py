@@ -334,12 +334,16 @@ class _SparseProducts:
     """A mostly-zero dense matrix's products with vectors, by its non-zeros: ``self @ x`` and
     ``self.T @ v`` sum the same terms as the dense product, in row order. In the browser (Pyodide)
     Liu et al.'s ``A = [W; I]`` (370 × 104, 6 % non-zero) took 27 µs for ``A @ x`` and 34 µs for
-    ``Aᵀ v`` as dense products, about 9 µs each this way; natively the dense product is used."""
+    ``Aᵀ v`` as dense products, about 9 µs each this way; natively the dense product is used. The
+    identity (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0
+    there too), in about a third of the time."""
 
     def __init__(self, M: np.ndarray, _transpose: "_SparseProducts | None" = None):
         self.shape = M.shape
         rows, cols = np.nonzero(M)
         self._rows, self._cols, self._values = rows.astype(np.intp), cols.astype(np.intp), M[rows, cols]
+        self._identity = (M.shape[0] == M.shape[1] == len(rows) and np.array_equal(rows, cols)
+                          and bool(np.all(self._values == 1.0)))
         self._transpose = _transpose
         self._M = M
 
@@ -353,6 +357,8 @@ class _SparseProducts:
         x = np.asarray(x)
         if x.ndim != 1:
             return self._M @ x
+        if self._identity:
+            return x + 0.0
         return np.bincount(self._rows, weights=self._values * x[self._cols], minlength=self.shape[0])
 
 

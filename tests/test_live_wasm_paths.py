@@ -105,6 +105,22 @@ def test_the_browsers_sparse_products_are_the_dense_ones():
     np.testing.assert_array_equal(sparse @ M, A @ M)
 
 
+def test_the_browsers_identity_products_are_its_sums():
+    """The identity's products (ℓ1/ℓ2 problems) skip the sums: the same doubles as summing the one
+    non-zero term per row, −0.0 included (it becomes +0.0 either way); a near-identity is summed."""
+    x = np.array([1.5, -0.0, 0.0, -2.25, 1e-300, np.pi])
+    eye = problems._SparseProducts(np.eye(6))
+    near = np.eye(6)
+    near[2, 2] = 1.0 + 2.0 ** -52
+    summed = problems._SparseProducts(near)
+    assert eye._identity and eye.T._identity and not summed._identity
+    general = np.bincount(eye._rows, weights=eye._values * x[eye._cols], minlength=6)  # the general path
+    for product in (eye @ x, eye.T @ x):
+        assert product.tobytes() == general.tobytes() and product is not x
+    assert np.signbit(general[1]) == np.signbit((eye @ x)[1]) == False  # noqa: E712
+    np.testing.assert_array_equal(summed @ x, near @ x)
+
+
 def test_the_browsers_margins_are_numpys(monkeypatch):
     """``problems.models_times_rows``: in the browser a mostly-zero X (Adult) is multiplied as a sparse
     matrix and a dense one by BLAS gemm; both equal numpy's ``M @ Xᵀ``, and so do the scores built on it."""
