@@ -228,16 +228,22 @@ def _options(name: str, task: str, config: dict) -> dict:
 
 
 def run(algorithm: str, task: str, epsilon: float, *, seed: int = 0, split: str = "validation", size: str = "full",
-        iterations: int = 100, config: dict | None = None):
-    """One run of ``algorithm`` on ``task`` at the task's δ and end-to-end ``epsilon``; returns its Trace."""
+        iterations: int = 100, config: dict | None = None, final_only: bool = False):
+    """One run of ``algorithm`` on ``task`` at the task's δ and end-to-end ``epsilon``; returns its Trace.
+
+    ``final_only``: the caller reads only the released model, so an algorithm that can record fewer iterates
+    (``record_every``) records only the last one and the trace skips scoring the others (same model, same ε)."""
     if algorithm not in applicable(task):
         raise ValueError(f"algorithm must be a private algorithm that solves {task!r}: one of {applicable(task)}, "
                          f"got {algorithm!r}")
     t = _task(task)
     config = dict(config or {})
     iterations = config.pop("iterations", iterations)  # a tuning grid may choose T too
+    options = _options(algorithm, task, config)
+    if final_only and "record_every" in inspect.signature(registry.info(algorithm).function).parameters:
+        options["record_every"] = iterations
     return registry.run(algorithm, problem(task, split, size), epsilon=epsilon, delta=t.delta, iterations=iterations,
-                        seed=seed, **_options(algorithm, task, config))
+                        seed=seed, **options)
 
 
 def noise_summary(trace) -> dict:
@@ -288,13 +294,14 @@ _NO_RESULT = {"seconds": math.nan, "objective_gap": math.nan, "utility": math.na
 
 
 def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
-             epsilon: float | None = None) -> list[dict]:
+             epsilon: float | None = None, final_only: bool = False) -> list[dict]:
     """The sweep task of the arena: one run, as tidy rows (a few iterations and the last one).
 
     ``candidate`` is an entry of :func:`candidates` (or of :func:`select`, which carries its ε).
     A run that raises, or that spends more than its budget, gives one row with ``error`` set and
     no utility, so that a failing candidate is reported instead of stopping the sweep. The last
     row carries the run's ledger (``ledger``, :func:`ledger_json`; ``""`` on the other rows).
+    ``final_only``: only the last row (the same row; the run skips scoring iterates no row reads).
     """
     spec = json.loads(candidate)
     algorithm, task, config = spec["algorithm"], spec["task"], spec["config"]
@@ -304,7 +311,8 @@ def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
             "config": json.dumps(config, sort_keys=True), "epsilon": epsilon, "delta": _task(task).delta,
             "seed": seed, "split": split}
     try:
-        trace = run(algorithm, task, epsilon, seed=seed, split=split, size=size, iterations=iterations, config=config)
+        trace = run(algorithm, task, epsilon, seed=seed, split=split, size=size, iterations=iterations, config=config,
+                    final_only=final_only)
         spent = trace.privacy.epsilon
         if not spent <= epsilon * (1 + 1e-6):
             raise ValueError(f"spent ε = {spent:.4g} > budget {epsilon:g} (not calibrated by the accountant)")
@@ -315,8 +323,9 @@ def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
     noise = noise_summary(trace)
     ledger = ledger_json(trace.ledger)
     T = trace.iterations
+    steps = int(config.get("iterations", iterations)) if final_only else T  # a run that recorded only its last iterate
     rows = []
-    for k in _checkpoints(T):
+    for k in [T] if final_only else _checkpoints(T):
         final = k == T
         if final:
             utility = held_out_utility(task, p, trace.model)
@@ -324,7 +333,7 @@ def evaluate(candidate: str, seed: int, split: str, size: str, iterations: int,
             utility = float(1.0 - trace.test_accuracy[k - 1])
         else:
             utility = math.nan
-        rows.append({**base, "iteration": int(k), "final": bool(final), "error": "",
+        rows.append({**base, "iteration": steps if final else int(k), "final": bool(final), "error": "",
                      "seconds": trace.wall_time * k / T, "objective_gap": float(trace.objective_gap[k - 1]),
                      "utility": utility, "spent_epsilon": float(spent), **noise, "ledger": ledger if final else ""})
     return rows

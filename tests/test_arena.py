@@ -112,6 +112,23 @@ def test_every_candidate_runs_at_the_budget_on_a_small_problem(small, task):
         assert [r["iteration"] for r in rows] == sorted({r["iteration"] for r in rows})
 
 
+@pytest.mark.parametrize("task", list(arena.TASKS))
+def test_the_final_row_alone_is_the_final_row(small, task):
+    """``final_only``: one row, the last row of the full evaluation (the walk and DP-SADMM then score only their
+    last iterate: the same model, so the same utility and ε; the objective of one iterate may differ from that
+    of a block of them in the last bit of BLAS's sums); only the wall-clock time differs."""
+    for candidate in _one(task):
+        full = arena.evaluate(candidate, seed=3, split="validation", size="fast", iterations=8, epsilon=0.7)
+        (last,) = arena.evaluate(candidate, seed=3, split="validation", size="fast", iterations=8, epsilon=0.7,
+                                 final_only=True)
+        assert len(full) > 1 and last.keys() == full[-1].keys(), candidate
+        for key, value in full[-1].items():
+            if key == "objective_gap":
+                assert last[key] == pytest.approx(value, rel=1e-12), candidate
+            elif key != "seconds":
+                assert last[key] == value or (value != value and last[key] != last[key]), (candidate, key)
+
+
 def test_a_run_that_fails_or_overspends_is_reported_not_dropped(small, monkeypatch):
     name = arena.applicable("adult")[0]
     bad = json.dumps({"algorithm": name, "task": "adult", "config": {"rho": -1.0}})

@@ -212,6 +212,26 @@ def test_a_batch_of_runs_gives_the_runs_one_by_one():
         np.testing.assert_array_equal(dl.run("dp_prox_sgd", problem, delta=1e-5, iterations=10, **r).model, trace.model)
 
 
+@pytest.mark.parametrize("name, extra", [("private_admm_walk", {}), ("private_admm", {}),
+                                         ("dp_prox_sgd", {"step": 0.5, "clip": 0.3})])
+def test_recording_every_kth_round_keeps_the_run_and_scores_those_rounds(name, extra):
+    """``record_every=k``: the rounds k, 2k, … and the last of the full trace (their scores to the last bits of
+    BLAS's sums over one iterate or many), the same model and ε."""
+    problem = lasso(n=30)
+    options = {**(OPTIONS if not extra else {}), **extra}
+    full = dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=23, seed=4, **options)
+    for k, rounds in ((5, [4, 9, 14, 19, 22]), (23, [22]), (40, [22]), (1, list(range(23)))):
+        some = dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=23, seed=4, record_every=k, **options)
+        for key, values in full.series().items():
+            np.testing.assert_allclose(some.series()[key], values[rounds], rtol=1e-13, atol=1e-15, err_msg=key)
+        for key, values in full.metrics.items():
+            np.testing.assert_allclose(some.metrics[key], values[rounds], rtol=1e-13, atol=1e-15, err_msg=key)
+        np.testing.assert_array_equal(some.model, full.model)
+        assert some.privacy == full.privacy and some.iterations == len(rounds)
+    with pytest.raises(ValueError, match="record_every"):
+        dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=5, seed=4, record_every=0, **options)
+
+
 def test_poisson_schedule_has_independent_bernoulli_rounds():
     """Each user takes part in each round with probability q, independently: the share of trials, the
     spread of the per-round count (Binomial(n, q)) and the correlation of consecutive trials."""

@@ -1068,7 +1068,7 @@ def _test_objective(problem, Z) -> np.ndarray | None:
 
 
 def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5, iterations: int = 100,
-             threads: int | None = None) -> list[Trace]:
+             threads: int | None = None, record_every: int = 1) -> list[Trace]:
     """Run algorithm ``name`` of this module once per entry of ``runs``, all at once.
 
     Parameters
@@ -1084,6 +1084,9 @@ def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5
         Shared by every run.
     threads
         Threads the runs are split over (default :data:`THREADS`); the traces do not depend on it.
+    record_every
+        k ≥ 1: the traces record the iterates k, 2k, … and the last one (default every one); the
+        runs are the same, only fewer iterates are scored.
 
     Returns
     -------
@@ -1091,9 +1094,11 @@ def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5
         The traces :func:`dpadmm_lite.run` returns for each run, in order, with the same
         iterates (each run has its own random streams).
     """
+    record_every = check.count("record_every", record_every)
     plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
     history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=True, threads=threads)
-    return [_trace(plan, problem, history, b, delta=delta) for b in range(len(plan.settings))]
+    keep = np.unique(np.append(np.arange(record_every - 1, iterations, record_every), iterations - 1))
+    return [_trace(plan, problem, history, b, delta=delta, keep=keep) for b in range(len(plan.settings))]
 
 
 def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5,
@@ -1126,11 +1131,11 @@ def _cached_ledger_epsilon(ledger: tuple, delta: float) -> float:
     return ledger_epsilon(list(ledger), delta)
 
 
-def _trace(plan: _Plan, problem, history: _History, b: int, *, delta) -> Trace:
+def _trace(plan: _Plan, problem, history: _History, b: int, *, delta, keep: np.ndarray) -> Trace:
     setting = plan.settings[b]
-    Z = history.z[:, b]
-    metrics = {"clipped_fraction": history.clipped[:, b]}
-    violation = history.violation[:, b]
+    Z = history.z[keep, b]  # the recorded rounds (every one by default)
+    metrics = {"clipped_fraction": history.clipped[keep, b]}
+    violation = history.violation[keep, b]
     if plan.mode is None:  # DP-SGD has no local variables: record the RMS per-example gradient norm instead
         metrics["gradient_norm"], violation = violation, None
     test_objective = _test_objective(problem, Z)
@@ -1156,9 +1161,9 @@ def noise_scale(name: str, problem, *, epsilon: float, delta: float, iterations:
     return float(plan.sigma[0]), plan.ledgers[0], plan.paper[0]
 
 
-def _single(name, problem, *, epsilon, delta, rho, iterations, seed, **options) -> Trace:
+def _single(name, problem, *, epsilon, delta, rho, iterations, seed, record_every=1, **options) -> Trace:
     return run_many(name, problem, [dict(epsilon=epsilon, seed=seed, rho=rho, **options)], delta=delta,
-                    iterations=iterations)[0]
+                    iterations=iterations, record_every=record_every)[0]
 
 
 # ====================================================================== registered algorithms
@@ -1187,22 +1192,25 @@ _OPTIONS_DOC = """
     calibration
         ``"accountant"`` (default: the unified accountant meets ε end to end) or ``"paper"``
         (σ from the paper's theorem for this mode); private algorithms only.
+    record_every
+        k ≥ 1: the trace records the rounds k, 2k, … and the last (default: every round); the run
+        is the same, only fewer iterates are scored.
 """
 
 
 @register("admm_consensus", paper=PAPER, private=False, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Consensus ADMM as a Douglas–Rachford fixed-point iteration, one block per record (Cyffers et al. "
                       "2023, eqs. 5–7 without noise)")
-def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Non-private twin of :func:`private_admm`: every user updates every round, no noise."""
     return _single("admm_consensus", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, **options)
+                   seed=seed, record_every=record_every, **options)
 
 
 @register("private_admm", paper=PAPER, private=True, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Centralized private ADMM: Gaussian noise on every user's u-update, only z released (Cyffers et "
                       "al. 2023, Alg. 2 / Alg. 6, Thm 2)")
-def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Centralized private ADMM (Algorithm 2; Algorithm 6 for the Lasso), record-level DP.
 
     Every round: (5) ``z = prox_{(γ/n)λr}(ū)``; (6) every user's ``x_i = prox_{(γ/n)ℓ_i}(2z − u_i)``
@@ -1214,23 +1222,23 @@ def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **
     that much (the argument in :func:`private_admm_federated`, with q = 1).
     """
     return _single("private_admm", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   **options)
+                   record_every=record_every, **options)
 
 
 @register("admm_federated", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Federated consensus ADMM: each round a Poisson sample of users updates (Cyffers et al. 2023, "
                       "Alg. 3 without noise)")
-def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Non-private twin of :func:`private_admm_federated`."""
     return _single("admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, **options)
+                   seed=seed, record_every=record_every, **options)
 
 
 @register("private_admm_federated", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
           tuning={**_ADMM_TUNING, "sampling_rate": (0.1,)},
           description="Federated private ADMM with Poisson user sampling: each user's own noise, every "
                       "participation counted (Cyffers et al. 2023, Alg. 3)")
-def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Federated private ADMM (Algorithm 3), user-level DP, users Poisson-sampled at rate q.
 
     Each round every user joins independently with probability ``sampling_rate`` (q); the joining
@@ -1268,22 +1276,22 @@ def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, 
     ``sampling_rate``: q ∈ (0, 1] (default 0.1, the paper's experiment).
     """
     return _single("private_admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, **options)
+                   seed=seed, record_every=record_every, **options)
 
 
 @register("admm_walk", paper=PAPER, private=False, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
           description="Decentralized consensus ADMM along a random walk: one user updates per step (Cyffers et al. "
                       "2023, Alg. 4 without noise)")
-def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Non-private twin of :func:`private_admm_walk`."""
     return _single("admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   **options)
+                   record_every=record_every, **options)
 
 
 @register("private_admm_walk", paper=PAPER, private=True, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
           description="Fully decentralized private ADMM: the model walks from user to user (Cyffers et al. 2023, "
                       "Alg. 4, Thm 4 on the complete graph)")
-def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Fully decentralized private ADMM (Algorithm 4): ``iterations`` is the number of walk steps.
 
     The model ``z`` starts at a uniformly chosen user; at each step the user holding it runs
@@ -1299,23 +1307,23 @@ def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=
     is proved for — and Theorem 3's local bound on any other.
     """
     return _single("private_admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, **options)
+                   seed=seed, record_every=record_every, **options)
 
 
 @register("prox_sgd", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_SGD_TUNING,
           description="Proximal SGD over Poisson-sampled users (the baseline of Cyffers et al. 2023, App. E, without "
                       "noise)")
-def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Non-private twin of :func:`dp_prox_sgd`."""
     return _single("prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   **options)
+                   record_every=record_every, **options)
 
 
 @register("dp_prox_sgd", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
           tuning={**_SGD_TUNING, "sampling_rate": (0.1,)},
           description="Proximal DP-SGD with Poisson user sampling: the noisy fixed-point iteration of Prop. 1 (baseline "
                       "of Cyffers et al. 2023, App. E)")
-def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **options) -> Trace:
+def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
     """Proximal DP-SGD, the baseline of the paper's experiment, with the same user sampling.
 
     ``z ← prox_{ηλr}(z − η g̃)``, ``g̃ = (Σ_{i∈S} Clip(∇ℓ_i(z), C) + σξ)/(qn)``, S a Poisson sample
@@ -1325,7 +1333,8 @@ def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **o
 
     Options: ``step`` η > 0 (default ``1/problem.public_smoothness``), ``clip`` C (required on
     the squared loss), ``sampling_rate`` q ∈ (0, 1] (default 0.1), ``neighbours`` (how the
-    replace-one guarantee is accounted, :data:`SGD_NEIGHBOURS`). The ledger: K Poisson-subsampled
+    replace-one guarantee is accounted, :data:`SGD_NEIGHBOURS`), ``record_every`` (as in
+    :func:`private_admm`: the rounds the trace records). The ledger: K Poisson-subsampled
     Gaussian releases of the clipped sum, noise σ. The paper's neighbours are replace-one (one
     record replaced, Sec. 2), and by default (``neighbours="replace_one"``) each release is the exact
     replace-one pair ``q·N(+C, σ²) + (1 − q)·N(0, σ²)`` against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``,
@@ -1337,7 +1346,7 @@ def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, **o
     state) — unlike :func:`private_admm_federated`, whose users add their own noise.
     """
     return _single("dp_prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   **options)
+                   record_every=record_every, **options)
 
 
 for _f in (admm_consensus, private_admm, admm_federated, private_admm_federated, admm_walk, private_admm_walk):
