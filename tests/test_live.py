@@ -134,6 +134,67 @@ def test_a_chart_that_cannot_be_drawn_says_so_and_the_next_move_draws_again(serv
         visit.close()
 
 
+def _arena_moves_with_two_workers(page, server):
+    """Open the arena, start it live, wait for its second worker, pick Adult and move ε one step: the value of ε."""
+    page.goto(f"{server}/book/arena.html", wait_until="load")
+    page.locator(".dpadmm-live[data-live-panel='arena'] button").click()
+    page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveWorkers === '2'",
+                           timeout=READY_TIMEOUT_MS)
+    page.select_option("#dpadmm-live-task", "adult")
+    page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveRuns === '2'", timeout=90_000)
+    page.locator("#dpadmm-live-epsilon").evaluate(
+        "(el) => { el.value = String(Number(el.value) + Number(el.step)); el.dispatchEvent(new Event('input')); }")
+    page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveRuns === '3'", timeout=90_000)
+    return float(page.locator("#dpadmm-live-epsilon + output").inner_text())
+
+
+def test_the_arenas_field_is_split_between_two_workers_and_is_the_libraries(server, browser):
+    """The arena's field (fourteen runs on Adult) is shared by two Web Workers, one per core: the chart is the
+    library's field at that ε as native CPython computes it in one go, and the panel says two workers made it."""
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        epsilon = _arena_moves_with_two_workers(page, server)
+        native = live.run_panel("arena", {"task": "adult", "epsilon": epsilon})
+        assert _same_rows(_chart_rows(page), native["rows"]) and len(native["rows"]) >= 10
+        assert "by two workers" in page.locator(".dpadmm-live-summary").inner_text()
+        shares = json.loads(page.locator(".dpadmm-live").get_attribute("data-live-share-ms"))
+        assert len(shares) == 2 and all(ms > 0 for ms in shares)
+        assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
+    finally:
+        visit.close()
+
+
+#: The page's second Web Worker fails every share it is given (it is asked for a panel that does not exist).
+_BROKEN_HELPER = """(() => {
+  const Real = window.Worker; let made = 0;
+  window.Worker = function (url) {
+    const worker = new Real(url); made += 1;
+    if (made === 2) {
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (msg) => post(msg.type === 'share' ? { ...msg, type: 'run', panel: 'no such panel' } : msg);
+    }
+    return worker;
+  };
+})();"""
+
+
+def test_when_the_second_worker_fails_the_first_runs_the_field_alone(server, browser):
+    """A share that fails in the second worker: the first worker re-runs the whole field, the chart is still
+    the library's, and later moves use one worker."""
+    visit = Visit(browser, init_script=_BROKEN_HELPER)
+    page = visit.page
+    try:
+        epsilon = _arena_moves_with_two_workers(page, server)
+        assert page.locator(".dpadmm-live").get_attribute("data-live-workers") == "1"
+        assert _same_rows(_chart_rows(page), live.run_panel("arena", {"task": "adult", "epsilon": epsilon})["rows"])
+        assert "by two workers" not in page.locator(".dpadmm-live-summary").inner_text()
+        assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
+    finally:
+        visit.close()
+
+
 def _same_rows(browser_rows: list, native_rows: list) -> bool:
     """The browser's rows are native CPython's: the same fields, equal text, numbers to 1e-9."""
     if len(browser_rows) != len(native_rows):

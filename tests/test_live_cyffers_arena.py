@@ -191,6 +191,70 @@ def test_the_arena_panel_reads_a_precomputed_field_as_it_would_run_it():
     assert other_seed["rows"] == ran["rows"]  # not this seed: run
 
 
+@pytest.mark.parametrize("values", [{"task": "lasso", "epsilon": 0.7, "iterations": 3},
+                                    {"task": "adult", "epsilon": 3.0, "iterations": 2}])
+def test_the_arena_field_split_between_two_workers_is_the_field(values):
+    """The site splits the field's runs between two workers (``live.run_share``) and one of them assembles them
+    (``run_panel(..., shared=...)``): the same rows and summary as one worker running all, each run in exactly one
+    share, the split the same in every worker and balanced by the last run's costs, and rows JSON can carry."""
+    whole = live.run_panel("arena", values)
+    for costs in (None, whole["costs"], {f"{values['task']}:dp_admm": 50.0}):
+        shares = [live.run_share("arena", values, i, 2, costs) for i in range(2)]
+        names = [[r["algorithm"] for r in share] for share in shares]
+        assert names == [[r["algorithm"] for r in live.run_share("arena", values, i, 2, costs)] for i in range(2)]
+        assert sorted(names[0] + names[1]) == sorted(k.split(":")[1] for k in whole["costs"])
+        assert all(names), "both workers get runs"
+        rows = json.loads(json.dumps(shares[0] + shares[1], allow_nan=False))
+        merged = live.run_panel("arena", values, shared=rows)
+        assert merged["rows"] == whole["rows"] and merged["summary"] == whole["summary"]
+    lone = next(k.split(":")[1] for k in whole["costs"])
+    costs = {**{k: 1.0 for k in whole["costs"]}, f"{values['task']}:{lone}": 1e6}
+    heavy = [r["algorithm"] for r in live.run_share("arena", values, 0, 2, costs)]
+    assert heavy == [lone], "a run that costs more than all others together gets a worker to itself"
+
+
+def test_a_run_stays_in_its_worker_unless_moving_it_balances_the_two_much_better():
+    """Moving a run to the other worker costs that worker the run's first-time set-up, so the last split is kept
+    while its slower share is within 15 % of a fresh split's; a first split of Adult already puts DP-SADMM alone
+    with the small runs (the first-split costs), as the timed costs will."""
+    plan = [(name, {}) for name in arena.applicable("adult")]
+    first = live_arena._shares(plan, 2, {}, "adult")
+    costs = {f"adult:{name}": ms / 1000 for name, ms in live_arena._FIRST_COSTS["adult"].items()}
+    loads = [sum(costs[f"adult:{name}"] for name, _ in part) for part in first]
+    assert max(loads) <= 1.05 * min(loads) and first == live_arena._shares(plan, 2, costs, "adult")
+    assigned = {f"adult:{name}": i for i, part in enumerate(first) for name, _ in part}
+    nudged = {**costs, "adult:dvp_star": costs["adult:dvp_star"] * 1.3}  # a run's time wobbles: nothing moves
+    assert live_arena._shares(plan, 2, nudged, "adult", assigned) == first
+    moved = {key: 1 - i for key, i in assigned.items()}  # the mirror image is as balanced: kept
+    assert live_arena._shares(plan, 2, costs, "adult", moved) == first[::-1]
+    lopsided = {**assigned, "adult:dp_sadmm": 0, "adult:pvp_star": 0, "adult:dvp_graph": 0}  # far worse: re-split
+    fresh = live_arena._shares(plan, 2, costs, "adult", lopsided)
+    assert fresh == live_arena._shares(plan, 2, costs, "adult") and fresh != [
+        [e for e in plan if lopsided[f"adult:{e[0]}"] == k] for k in range(2)]
+
+
+def test_a_failed_run_crosses_between_workers_as_json(monkeypatch):
+    """A run that fails gives a row with its error and no numbers (None, not NaN: JSON cannot carry NaN)."""
+    name = arena.applicable("lasso")[0]
+    monkeypatch.setitem(live_arena.ARENA_CHOSEN["full"]["settings"]["lasso"], name,
+                        [{"rho": -1.0}] * len(live_arena.ARENA_CHOSEN["full"]["epsilons"]))
+    rows = [r for i in range(2) for r in live.run_share("arena", {"epsilon": 1.0, "iterations": 2}, i, 2)]
+    (bad,) = [r for r in rows if r["algorithm"] == name]
+    assert "rho" in bad["error"] and bad["utility"] is None and bad["spent_epsilon"] is None
+    merged = live.run_panel("arena", {"epsilon": 1.0, "iterations": 2}, shared=json.loads(json.dumps(rows)))
+    assert list(merged["failed"]) == [live_arena.readable(name)] and len(merged["rows"]) == len(rows) - 1
+
+
+def test_only_a_panel_that_splits_its_runs_takes_shares():
+    with pytest.raises(ValueError, match="panel"):
+        live.run_share("admm", {}, 0, 2)
+    with pytest.raises(ValueError, match="shared"):
+        live.run_panel("admm", {}, shared=[])
+    for share, shares in ((2, 2), (-1, 2), (0, 0)):
+        with pytest.raises(ValueError, match="share"):
+            live.run_share("arena", {}, share, shares)
+
+
 @pytest.mark.parametrize("values, name", [
     ({"epsilon": 0.0}, "epsilon"), ({"epsilon": 11.0}, "epsilon"), ({"task": "mnist"}, "task"),
     ({"iterations": 0}, "iterations"), ({"iterations": 201}, "iterations")])

@@ -28,7 +28,7 @@ from .zhang2017 import ZHANG2017_LAM, zhang2017_network, zhang2017_problem
 
 __all__ = ["HUANG2019_LAM", "HUANG2019_RHO", "PANELS", "ZHANG2017_LAM", "accountants", "admm_consensus",
            "admm_problem", "huang2019_problem", "huang2019_star", "ranges", "run_panel", "zhang2017_network",
-           "zhang2017_problem"]
+           "run_share", "zhang2017_problem"]
 
 #: The chapters' modules (every module of this package whose name has no leading underscore): each has
 #: PANELS (its panels) and the functions they name. A new chapter's panel is a new module here.
@@ -42,6 +42,10 @@ _CHAPTERS = tuple(importlib.import_module(f"{__name__}.{module.name}")
 PANELS: dict[str, dict[str, Any]] = {name: panel for chapter in _CHAPTERS for name, panel in chapter.PANELS.items()}
 _FUNCTIONS = {name: getattr(chapter, panel["function"])
               for chapter in _CHAPTERS for name, panel in chapter.PANELS.items()}
+#: The panels whose runs can be split between workers (``PANELS[name]["share"]``): name → the function that runs
+#: one share and returns rows for the panel function's ``precomputed`` argument.
+_SHARES = {name: getattr(chapter, panel["share"])
+           for chapter in _CHAPTERS for name, panel in chapter.PANELS.items() if "share" in panel}
 if len(PANELS) != sum(len(chapter.PANELS) for chapter in _CHAPTERS):
     raise RuntimeError("two modules of dpadmm_lite.live define a panel of the same name")
 
@@ -55,12 +59,35 @@ def ranges(panel: str) -> dict[str, tuple[float, float]]:
     return {c["name"]: (c["min"], c["max"]) for c in PANELS[panel]["controls"] if "min" in c}
 
 
-def run_panel(panel: str, values: dict[str, Any]) -> dict[str, Any]:
-    """Run the live panel ``panel`` (a key of :data:`PANELS`) at the control ``values``."""
+def _checked(panel: str, values: dict[str, Any]) -> None:
     if panel not in PANELS:
         raise ValueError(f"panel must be one of {sorted(PANELS)}, got {panel!r}")
     names = {c["name"] for c in PANELS[panel]["controls"]}
     unknown = set(values) - names
     if unknown:
         raise ValueError(f"values has controls {sorted(unknown)} that panel {panel!r} does not have ({sorted(names)})")
-    return _FUNCTIONS[panel](**values)
+
+
+def run_panel(panel: str, values: dict[str, Any], shared: list[dict] | None = None) -> dict[str, Any]:
+    """Run the live panel ``panel`` (a key of :data:`PANELS`) at the control ``values``.
+
+    ``shared``: the rows of every share of the panel's runs (:func:`run_share`, each computed by another worker);
+    the panel then only assembles them — the same result as running everything here."""
+    _checked(panel, values)
+    if shared is None:
+        return _FUNCTIONS[panel](**values)
+    if panel not in _SHARES:
+        raise ValueError(f"shared: panel {panel!r} does not split its runs (only {sorted(_SHARES)} do)")
+    return _FUNCTIONS[panel](**values, precomputed=shared)
+
+
+def run_share(panel: str, values: dict[str, Any], share: int, shares: int, costs: dict[str, float] | None = None,
+              assigned: dict[str, int] | None = None) -> list[dict]:
+    """Share ``share`` of ``shares`` of the runs of ``panel`` at ``values`` (a panel with ``"share"`` in
+    :data:`PANELS`), split by ``costs`` (the ``costs`` of the panel's results so far) and ``assigned`` (the share
+    each run had last time, ``"task:algorithm"`` → share): its rows, for :func:`run_panel`'s ``shared``.
+    Workers given the same arguments split the same way."""
+    _checked(panel, values)
+    if panel not in _SHARES:
+        raise ValueError(f"panel must be one that splits its runs, one of {sorted(_SHARES)}, got {panel!r}")
+    return _SHARES[panel](share, shares, costs, assigned, **values)

@@ -3,6 +3,7 @@ tuning chose (book/arena.ipynb, "Re-run the field")."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from typing import Any, Mapping, Sequence
@@ -16,7 +17,8 @@ from ._common import budget, epsilon_control, integer, one_of
 #: 500 validation rows; the Lasso as in the arena) and T = 10 iterations (a grid a tuning chose keeps its T).
 ARENA_LIVE_SIZE, ARENA_LIVE_ITERATIONS = "live", 10
 
-__all__ = ["ARENA_CHOSEN", "ARENA_LIVE_ITERATIONS", "ARENA_LIVE_SIZE", "arena_field", "arena_settings", "PANELS"]
+__all__ = ["ARENA_CHOSEN", "ARENA_LIVE_ITERATIONS", "ARENA_LIVE_SIZE", "arena_field", "arena_settings", "arena_share",
+           "PANELS"]
 
 
 def arena_settings(chosen, epsilons: Sequence[float]) -> dict[str, Any]:
@@ -80,24 +82,16 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
         left out), ``summary`` (the privacy each run spent, the failures), ``seconds`` and ``spent_epsilon``
         (algorithm → the run's wall-clock time and ε) and ``failed`` (algorithm → error).
     """
-    epsilon = budget(epsilon)
-    one_of("task", task, tuple(arena.TASKS))
-    one_of("size", size, tuple(arena.SIZES))
-    one_of("edition", edition, tuple(ARENA_CHOSEN))
-    iterations, seed = integer("iterations", iterations, 1, 200), integer("seed", seed, 0, 2 ** 32 - 1)
-    held = ARENA_CHOSEN[edition]
-    plan = [(name, config) for name in arena.applicable(task)
-            if (config := _config_at(held, task, name, epsilon)) is not None]
+    epsilon, seed, iterations, plan = _plan(epsilon, task, seed, iterations, size, edition)
     finals = None
     if precomputed is not None:
         at = [r for r in precomputed if r["task"] == task and r["seed"] == seed and r["size"] == size
               and r["iterations"] == iterations and math.isclose(r["epsilon"], epsilon, rel_tol=1e-9)]
-        if sorted(r["algorithm"] for r in at) == sorted(name for name, _ in plan):
-            finals = at
+        order = [name for name, _ in plan]
+        if sorted(r["algorithm"] for r in at) == sorted(order):
+            finals = sorted(at, key=lambda r: order.index(r["algorithm"]))  # in the plan's order, as computed here
     if finals is None:
-        finals = [row for name, config in plan
-                  for row in arena.evaluate(arena._key(name, task, config, epsilon), seed, "validation", size,
-                                            iterations, epsilon=epsilon) if row["final"]]
+        finals = _finals(plan, epsilon, task, seed, iterations, size)
     done = [r for r in finals if r["error"] == ""]
     failed = {readable(r["algorithm"]): r["error"] for r in finals if r["error"] != ""}
     label = arena.TASKS[task].label
@@ -109,7 +103,85 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
                + "; ".join(f"{name} {e:.4g}" for name, e in spent.items())
                + (f"; failed: {', '.join(failed)}" if failed else ""))
     return {"rows": rows, "summary": summary, "spent_epsilon": spent, "failed": failed,
-            "seconds": {readable(r["algorithm"]): float(r["seconds"]) for r in done}}
+            "seconds": {readable(r["algorithm"]): float(r["seconds"]) for r in done},
+            "costs": {f"{task}:{r['algorithm']}": float(r["seconds"]) for r in done}}
+
+
+def _plan(epsilon, task, seed, iterations, size, edition):
+    """The checked arguments and the field's runs: (algorithm, its chosen setting) for every algorithm of ``task``."""
+    epsilon = budget(epsilon)
+    one_of("task", task, tuple(arena.TASKS))
+    one_of("size", size, tuple(arena.SIZES))
+    one_of("edition", edition, tuple(ARENA_CHOSEN))
+    iterations, seed = integer("iterations", iterations, 1, 200), integer("seed", seed, 0, 2 ** 32 - 1)
+    held = ARENA_CHOSEN[edition]
+    plan = [(name, config) for name in arena.applicable(task)
+            if (config := _config_at(held, task, name, epsilon)) is not None]
+    return epsilon, seed, iterations, plan
+
+
+def _finals(plan, epsilon, task, seed, iterations, size) -> list[dict]:
+    """The final row of every run of ``plan`` (only the last iterate is scored: the field reads nothing else)."""
+    return [{**row, "size": size, "iterations": iterations} for name, config in plan
+            for row in arena.evaluate(arena._key(name, task, config, epsilon), seed, "validation", size, iterations,
+                                      epsilon=epsilon, final_only=True)]
+
+
+#: What a run of the site's field costs in WebAssembly before the panel has timed it (ms, in Node, at T = 10, the
+#: median over four ε): only the first split of a task uses these, so that it already puts the runs where the
+#: timed costs will (a worker's first run of an algorithm on a problem builds that problem's caches).
+_FIRST_COSTS = {"adult": {"dp_sadmm": 163, "dvp_graph": 50, "pvp_star": 49, "private_admm_walk": 41, "dvp_star": 39,
+                          "pvp_graph": 36, "dp_vradmm": 33, "private_admm": 20, "private_admm_federated": 7,
+                          "dp_prox_sgd": 6, "dp_sgd_star": 5, "dp_admm_star": 4, "dp_acc_admm": 3, "dp_admm": 3},
+                "lasso": {"private_admm_walk": 39, "dp_prox_sgd": 26, "private_admm": 22, "private_admm_federated": 7,
+                          "dp_acc_admm": 4, "dp_admm": 3}}
+
+#: A split that keeps every run in the worker that ran it last is kept while its slowest share is at most this
+#: much slower than a fresh split's (moving a run to the other worker costs that worker the run's first-time set-up).
+_KEEP = 1.15
+
+
+def _shares(plan, shares: int, costs: Mapping[str, float], task: str,
+            assigned: Mapping[str, int] | None = None) -> list[list]:
+    """``plan`` split into ``shares`` lists of about equal cost. ``costs``: the seconds each run took last time
+    (``"task:algorithm"`` → s; before that :data:`_FIRST_COSTS`); ``assigned``: the share each run had last time.
+    The last split is kept while it is within :data:`_KEEP` of a fresh one (longest run first, each to the least
+    loaded share). Deterministic, so that every worker given the same arguments computes the same split."""
+    first = {name: ms / 1000.0 for name, ms in _FIRST_COSTS.get(task, {}).items()}
+    known = [float(costs[f"{task}:{name}"]) for name, _ in plan if f"{task}:{name}" in costs]
+    default = sum(known) / len(known) if known else 0.01
+    weight = {name: float(costs.get(f"{task}:{name}", first.get(name, default))) for name, _ in plan}
+    loads, out = [0.0] * shares, [[] for _ in range(shares)]
+    for entry in sorted(plan, key=lambda e: -weight[e[0]]):  # sorted() is stable: ties keep the plan's order
+        least = loads.index(min(loads))
+        out[least].append(entry)
+        loads[least] += weight[entry[0]]
+    out = [[entry for entry in plan if entry in part] for part in out]  # each share runs in the plan's order
+    before = [(assigned or {}).get(f"{task}:{name}") for name, _ in plan]
+    if all(isinstance(i, int) and 0 <= i < shares for i in before):
+        kept = [[entry for entry, i in zip(plan, before) if i == k] for k in range(shares)]
+        if max(sum(weight[name] for name, _ in part) for part in kept) <= _KEEP * max(loads):
+            return kept
+    return out
+
+
+def arena_share(share: int, shares: int, costs: Mapping[str, float] | None = None,
+                assigned: Mapping[str, int] | None = None, **values) -> list[dict]:
+    """The runs of :func:`arena_field` at ``values`` that fall to share ``share`` of ``shares`` (:func:`_shares`,
+    from ``costs`` and ``assigned``), as final rows for its ``precomputed`` argument: the site runs the arena's
+    field in two Web Workers (on two cores, about twice as fast) and merges their rows with
+    ``arena_field(**values, precomputed=rows)``. The rows are JSON-safe (a failed run's missing numbers are
+    ``None``)."""
+    shares = integer("shares", shares, 1, 16)
+    share = integer("share", share, 0, shares - 1)
+    call = inspect.signature(arena_field).bind(**values)
+    call.apply_defaults()
+    args = {k: v for k, v in call.arguments.items() if k != "precomputed"}
+    epsilon, seed, iterations, plan = _plan(**args)
+    mine = _shares(plan, shares, costs or {}, args["task"], assigned)[share]
+    keep = ("algorithm", "task", "seed", "size", "iterations", "epsilon", "error", "utility", "spent_epsilon", "seconds")
+    return [{k: None if k != "epsilon" and isinstance(r[k], float) and not math.isfinite(r[k]) else r[k] for k in keep}
+            for r in _finals(mine, epsilon, args["task"], seed, iterations, args["size"])]
 
 
 PANELS = {
@@ -117,6 +189,7 @@ PANELS = {
         "page": "book/arena",
         "chart": "Re-run the field: validation utility of each algorithm at one ε",
         "function": "arena_field",
+        "share": "arena_share",
         "controls": [
             epsilon_control(1.0),
             {"name": "task", "label": "task", "kind": "select", "value": "lasso",

@@ -10,7 +10,9 @@
 // Vega-Lite spec without its precomputed sliders, drawn with the live rows (same fields).
 //
 // The panel (div.dpadmm-live) carries data-live-ready once it accepts input, data-live-runs (runs
-// drawn) and data-live-redraw-ms (the last move's time from input to drawn chart); tests and the
+// drawn), data-live-redraw-ms (the last move's time from input to drawn chart) and data-live-workers
+// (1, or 2 once a second worker shares a splittable panel's runs; data-live-share-ms: each worker's
+// time in Python for its share of the last split run); tests and the
 // benchmark read them (the benchmark also data-live-phases, the worker's loading steps in s, and
 // data-live-first-run-ms, the first run's time in Python). Fallback: without WebAssembly or Web Workers, or when loading takes more
 // than LOAD_LIMIT_S, the panel says so and the precomputed chart above stays as it is.
@@ -144,8 +146,14 @@
     bar.hidden = false;
     var t0 = performance.now();
     var worker = new Worker(here + "worker.js");
-    var ready = false, busy = false, pending = false, runs = 0, nextId = 0, movedAt = 0;
+    var ready = false, busy = false, pending = false, runs = 0, nextId = 0, movedAt = 0, startedAt = 0;
     var view = null, controls = [];
+    // A panel whose runs can be split (the arena's field: panel.share) gets a second worker once the first is
+    // ready (its files are then in the browser's cache): each move runs half the runs in each worker, on two
+    // cores at once, and the first worker assembles the result. Only where two cores and (where the browser
+    // says) 4 GB of memory are there; without it, or if it fails, the first worker runs everything.
+    var helper = null, helperReady = false, split = null, costs = {}, assigned = {};
+    var canSplit = !!panel.share && (navigator.hardwareConcurrency || 1) >= 2 && (navigator.deviceMemory || 4) >= 4;
     var timer = setTimeout(function () {
       if (ready) return;
       worker.terminate();
@@ -168,7 +176,56 @@
       busy = true;
       pending = false;
       running(true);
-      worker.postMessage({ type: "run", id: ++nextId, panel: name, values: values() });
+      startedAt = performance.now();
+      var id = ++nextId, now = values();
+      if (helperReady) {
+        split = { id: id, values: now, rows: [null, null], ms: [0, 0] };
+        [worker, helper].forEach(function (w, i) {
+          w.postMessage({ type: "share", id: id, panel: name, values: now, share: i, shares: 2, costs: costs,
+                          assigned: assigned });
+        });
+      } else {
+        split = null;
+        worker.postMessage({ type: "run", id: id, panel: name, values: now });
+      }
+    };
+    var shared = function (msg, i) { // one worker's share of a split run: when both are in, the first assembles them
+      if (!split || msg.id !== split.id) return; // a share of a run that was given up (the helper failed)
+      split.rows[i] = msg.rows;
+      msg.rows.forEach(function (row) { assigned[row.task + ":" + row.algorithm] = i; }); // runs stay where they ran
+      split.ms[i] = Math.round(msg.ms);
+      if (split.rows[0] && split.rows[1]) {
+        box.dataset.liveShareMs = JSON.stringify(split.ms);
+        worker.postMessage({ type: "merge", id: split.id, panel: name, values: split.values,
+                             rows: split.rows[0].concat(split.rows[1]) });
+      }
+    };
+    var startHelper = function () {
+      helper = new Worker(here + "worker.js");
+      helper.onmessage = function (event) {
+        var msg = event.data;
+        if (msg.type === "ready") {
+          helperReady = true;
+          box.dataset.liveWorkers = "2";
+        } else if (msg.type === "shared") {
+          shared(msg, 1);
+        } else if (msg.type === "error") {
+          dropHelper("live panel, second worker: " + msg.message);
+        }
+      };
+      helper.onerror = function (event) { dropHelper("live panel, second worker: " + (event.message || "worker error")); };
+      helper.postMessage({ type: "load" });
+    };
+    var dropHelper = function (why) { // the first worker carries on alone; a split run under way is re-run there
+      console.warn(why);
+      helper.terminate();
+      helperReady = false;
+      box.dataset.liveWorkers = "1";
+      if (split) {
+        var id = split.id;
+        split = null;
+        worker.postMessage({ type: "run", id: id, panel: name, values: values() });
+      }
     };
     var moved = function () { movedAt = performance.now(); request(); };
     var summary = el("p", { class: "dpadmm-live-summary" });
@@ -179,7 +236,10 @@
       if (msg.type === "progress") {
         bar.value = msg.step - 1;
         status.textContent = "Loading (" + msg.step + "/" + msg.of + "): " + msg.text + " …";
+      } else if (msg.type === "shared") {
+        shared(msg, 0);
       } else if (msg.type === "result") {
+        if (msg.id !== nextId) return; // a run that was given up and re-run
         try {
           if (!view) {
             var result = await window.vegaEmbed(chart, liveSpec(JSON.parse(specNode.textContent), msg.result.rows),
@@ -198,7 +258,11 @@
         }
         runs += 1;
         chart.__dpadmmView = view;
-        summary.textContent = msg.result.summary + " (computed in " + Math.round(msg.ms) + " ms in your browser)";
+        Object.assign(costs, msg.result.costs || {});
+        var took = split ? performance.now() - startedAt : msg.ms;
+        summary.textContent = msg.result.summary + " (computed in " + Math.round(took) + " ms in your browser" +
+          (split ? ", by two workers" : "") + ")";
+        split = null;
         box.dataset.liveRuns = String(runs);
         if (movedAt) box.dataset.liveRedrawMs = String(Math.round(performance.now() - movedAt));
         if (!ready) {
@@ -211,6 +275,8 @@
           box.setAttribute("data-live-ready", "");
           status.textContent = "Live: move a control and the algorithm re-runs here (ready in " +
             box.dataset.liveReadySeconds + " s).";
+          box.dataset.liveWorkers = "1";
+          if (canSplit) startHelper();
         }
         busy = false;
         if (pending) request(); else running(false);
@@ -224,6 +290,7 @@
         box.appendChild(summary);
         request(); // the first run, at the controls' starting values
       } else if (msg.type === "error") {
+        split = null;
         busy = false;
         running(false);
         status.textContent = "The live run failed: " + msg.message;
