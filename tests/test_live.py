@@ -161,6 +161,7 @@ def test_the_arenas_field_is_split_between_two_workers_and_is_the_libraries(serv
         assert "by two workers" in page.locator(".dpadmm-live-summary").inner_text()
         shares = json.loads(page.locator(".dpadmm-live").get_attribute("data-live-share-ms"))
         assert len(shares) == 2 and all(ms > 0 for ms in shares)
+        assert float(page.locator(".dpadmm-live").get_attribute("data-live-workers-seconds")) > 0
         assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
     finally:
         visit.close()

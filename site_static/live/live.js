@@ -11,8 +11,9 @@
 //
 // The panel (div.dpadmm-live) carries data-live-ready once it accepts input, data-live-runs (runs
 // drawn), data-live-redraw-ms (the last move's time from input to drawn chart) and data-live-workers
-// (1, or 2 once a second worker shares a splittable panel's runs; data-live-share-ms: each worker's
-// time in Python for its share of the last split run); tests and the
+// (1, or 2 once a second worker shares a splittable panel's runs, data-live-workers-seconds after the
+// button was pressed; data-live-share-ms: each worker's time in Python for its share of the last split
+// run); tests and the
 // benchmark read them (the benchmark also data-live-phases, the worker's loading steps in s, and
 // data-live-first-run-ms, the first run's time in Python). Fallback: without WebAssembly or Web Workers, or when loading takes more
 // than LOAD_LIMIT_S, the panel says so and the precomputed chart above stays as it is.
@@ -148,15 +149,17 @@
     var worker = new Worker(here + "worker.js");
     var ready = false, busy = false, pending = false, runs = 0, nextId = 0, movedAt = 0, startedAt = 0;
     var view = null, controls = [];
-    // A panel whose runs can be split (the arena's field: panel.share) gets a second worker once the first is
-    // ready (its files are then in the browser's cache): each move runs half the runs in each worker, on two
-    // cores at once, and the first worker assembles the result. Only where two cores and (where the browser
-    // says) 4 GB of memory are there; without it, or if it fails, the first worker runs everything.
+    // A panel whose runs can be split (the arena's field: panel.share) gets a second worker once the first has
+    // fetched its files (they are then in the browser's cache). It joins when it has loaded and has run the
+    // panel once at each drop-down option (building each problem); each move then runs half the runs in each
+    // worker, on two cores at once, and the first worker assembles the result. Only where there are two cores
+    // and (where the browser says) 4 GB of memory; without it, or if it fails, the first worker runs everything.
     var helper = null, helperReady = false, split = null, costs = {}, assigned = {};
     var canSplit = !!panel.share && (navigator.hardwareConcurrency || 1) >= 2 && (navigator.deviceMemory || 4) >= 4;
     var timer = setTimeout(function () {
       if (ready) return;
       worker.terminate();
+      if (helper) helper.terminate();
       bar.hidden = true;
       box.dataset.liveFallback = "timeout";
       status.textContent = "Loading took longer than " + LOAD_LIMIT_S + " s and was stopped; the precomputed " +
@@ -200,13 +203,32 @@
                              rows: split.rows[0].concat(split.rows[1]) });
       }
     };
+    var joined = function () {
+      helperReady = true;
+      box.dataset.liveWorkers = "2";
+      box.dataset.liveWorkersSeconds = ((performance.now() - t0) / 1000).toFixed(2);
+    };
     var startHelper = function () {
       helper = new Worker(here + "worker.js");
+      var warming = 0;
       helper.onmessage = function (event) {
         var msg = event.data;
-        if (msg.type === "ready") {
-          helperReady = true;
-          box.dataset.liveWorkers = "2";
+        if (msg.type === "ready") { // first a run at every option of every drop-down (the other controls as they are
+          // now): the helper builds each problem once, so that no move waits for it; then it takes shares
+          var now = values();
+          panel.controls.forEach(function (c) {
+            if (c.kind !== "select") return;
+            c.options.forEach(function (option) {
+              var at = Object.assign({}, now);
+              at[c.name] = Array.isArray(option) ? option[1] : option;
+              warming += 1;
+              helper.postMessage({ type: "run", id: -warming, panel: name, values: at });
+            });
+          });
+          if (!warming) joined();
+        } else if (msg.type === "result") {
+          warming -= 1;
+          if (!warming) joined();
         } else if (msg.type === "shared") {
           shared(msg, 1);
         } else if (msg.type === "error") {
@@ -236,6 +258,7 @@
       if (msg.type === "progress") {
         bar.value = msg.step - 1;
         status.textContent = "Loading (" + msg.step + "/" + msg.of + "): " + msg.text + " …";
+        if (msg.step === 3 && canSplit && !helper) startHelper(); // the files are fetched: the helper reads the cache
       } else if (msg.type === "shared") {
         shared(msg, 0);
       } else if (msg.type === "result") {
@@ -275,8 +298,7 @@
           box.setAttribute("data-live-ready", "");
           status.textContent = "Live: move a control and the algorithm re-runs here (ready in " +
             box.dataset.liveReadySeconds + " s).";
-          box.dataset.liveWorkers = "1";
-          if (canSplit) startHelper();
+          box.dataset.liveWorkers = box.dataset.liveWorkers || "1";
         }
         busy = false;
         if (pending) request(); else running(false);
