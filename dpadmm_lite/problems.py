@@ -16,6 +16,7 @@ iterates ``(T, d)`` or one model per agent ``(N, d)``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 import warnings
@@ -316,9 +317,10 @@ class Problem:
         return self.data_loss(x, self.X_test, self.y_test)
 
     def reference_optimum(self) -> Optimum:
-        """The high-precision non-private optimum, computed once and cached."""
+        """The high-precision non-private optimum, computed once and cached (in the browser, read from
+        :data:`SHIPPED_OPTIMA` when the problem is one of the live panels')."""
         if self._optimum is None:
-            self._optimum = _solve_reference(self)
+            self._optimum = shipped_optimum(self) or _solve_reference(self)
         return self._optimum
 
     def with_data(self, X, y) -> "Problem":
@@ -619,6 +621,47 @@ def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str
 
 
 # ---------------------------------------------------------------------- reference solver
+#: The reference optima of the site's live panels' problems, solved natively by :func:`_solve_reference` (or the
+#: strongly convex problem's solver) and shipped with the library (``python -m dpadmm_lite.live._optima`` rewrites
+#: it). In the browser a panel's first run spent 0.4-0.7 s solving one (Huang et al.'s 40,000 Adult rows, the
+#: fused lasso of Xu et al. and Liu et al.), and the first switch to ℓ1 on Huang et al.'s panel 0.7 s of its 0.9.
+SHIPPED_OPTIMA = "data/reference_optima.npz"
+
+
+def fingerprint(p: Problem) -> tuple[dict, np.ndarray]:
+    """What identifies a problem's optimum: its kind, sizes and λ exactly, its data by sums — the column sums of
+    the training rows, ``yᵀX`` and the column sums of ``A``, as one vector (compared to a relative 1e-10)."""
+    X, y, A = np.asarray(p.X, float), np.asarray(p.y, float), np.asarray(p.constraint_matrix, float)
+    exact = {"kind": type(p).__name__, "loss": p.loss, "regularizer": p.regularizer, "lam": float(p.lam),
+             "ridge": float(getattr(p, "ridge", 0.0)), "n": int(p.n), "d": int(p.d), "A": list(A.shape)}
+    return exact, np.concatenate([X.sum(axis=0), y @ X, A.sum(axis=0)])
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_optima() -> list[tuple[dict, np.ndarray, Optimum]]:
+    import json
+    from importlib import resources
+
+    with resources.files("dpadmm_lite").joinpath(SHIPPED_OPTIMA).open("rb") as fh, np.load(fh) as z:
+        out = []
+        for i, entry in enumerate(json.loads(str(z["entries"]))):
+            optimum = Optimum(z[f"x{i}"].copy(), entry["value"], entry["iterations"], entry["residual"], entry["hessians"])
+            out.append((entry["problem"], z[f"sums{i}"].copy(), optimum))
+        return out
+
+
+def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") -> Optimum | None:
+    """The optimum of ``p`` from :data:`SHIPPED_OPTIMA` when it holds ``p`` (by :func:`fingerprint`) and we run in
+    the browser (natively the solver runs, as it always has); otherwise None."""
+    if not browser:
+        return None
+    exact, sums = fingerprint(p)
+    for problem, shipped_sums, optimum in _shipped_optima():
+        if problem == exact and np.allclose(sums, shipped_sums, rtol=1e-10, atol=1e-12):
+            return Optimum(optimum.x.copy(), optimum.value, optimum.iterations, optimum.residual, optimum.hessians)
+    return None
+
+
 def _solve_reference(p: Problem) -> Optimum:
     """High-precision optimum of ``F(x) = f(x) + λ r(x)`` by second-order methods.
 

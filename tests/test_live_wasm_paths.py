@@ -193,3 +193,30 @@ def test_the_browsers_squared_loss_of_many_models_is_numpys(monkeypatch):
     native_rows = live.run_panel("cyffers2023", settings)["rows"]
     monkeypatch.setattr(sys, "platform", "emscripten")
     assert live.run_panel("cyffers2023", settings)["rows"] == native_rows
+
+
+def test_the_shipped_optima_are_the_live_panels_problems_solved_now():
+    """``SHIPPED_OPTIMA`` holds the optimum of every problem a live panel asks for (at its defaults and at each
+    drop-down option), and each is what the solver gives today; natively the solver still runs."""
+    from dpadmm_lite.live import _optima
+
+    panel_problems = _optima.panel_problems()
+    assert len(panel_problems) >= 8
+    for p in panel_problems:
+        shipped = problems.shipped_optimum(p, browser=True)
+        assert shipped is not None, problems.fingerprint(p)[0]
+        fresh = problems._solve_reference(p)
+        np.testing.assert_allclose(shipped.x, fresh.x, rtol=1e-9, atol=1e-12)
+        assert shipped.value == pytest.approx(fresh.value, rel=1e-12) and shipped.iterations == fresh.iterations
+        assert problems.shipped_optimum(p) is None  # not in the browser
+
+
+def test_a_problem_the_panels_do_not_build_gets_no_shipped_optimum():
+    from dpadmm_lite.live import huang2019
+
+    p = huang2019.huang2019_problem("l2")
+    assert problems.shipped_optimum(p, browser=True) is not None
+    for other in (problems.logistic(p.X, p.y, 2 * p.lam, "l2"),  # another λ
+                  problems.logistic(p.X, -p.y, p.lam, "l2"),  # other labels
+                  problems.logistic(p.X[:-1], p.y[:-1], p.lam, "l2")):  # a record less
+        assert problems.shipped_optimum(other, browser=True) is None

@@ -53,9 +53,10 @@ REQUIRES = ("numpy", "scipy", "threadpoolctl")
 #: verified official file, byte for byte (:func:`trimmed_wheel`).
 UNUSED = {"scipy": ("misc", "io", "signal", "cluster", "odr", "datasets")}
 #: Data files of the library that the live panels load (Zhang & Zhu's panel runs on Adult, 0.75 MB, and
-#: reads its non-private reference curves, 0.2 MB), with the file that states their source and licence
-#: (CC BY 4.0): every file of ``dpadmm_lite/data``.
-DATA = ("data/adult.npz", "data/feature_graphs.npz", "data/zhang2017_reference.npz", "data/README.md")
+#: reads its non-private reference curves, 0.2 MB; every panel reads its problems' optima, 25 kB), with the
+#: file that states their source and licence (CC BY 4.0): every file of ``dpadmm_lite/data``.
+DATA = ("data/adult.npz", "data/feature_graphs.npz", "data/reference_optima.npz", "data/zhang2017_reference.npz",
+        "data/README.md")
 CACHE = BUILD / "live-cache"
 WHEEL_NAME = "dpadmm-lite"
 #: Fixed time stamp of the wheel's entries (a reproducible wheel: same sources, same bytes).
