@@ -11,9 +11,9 @@
 //
 // The panel (div.dpadmm-live) carries data-live-ready once it accepts input, data-live-runs (runs
 // drawn), data-live-redraw-ms (the last move's time from input to drawn chart) and data-live-workers
-// (1, or 2 once a second worker shares a splittable panel's runs, data-live-workers-seconds after the
-// button was pressed; data-live-share-ms: each worker's time in Python for its share of the last split
-// run); tests and the
+// (1, or 2 once a second worker shares a splittable panel's runs: data-live-workers-seconds after the
+// button was pressed; data-live-share-ms is each worker's time in Python for its share of the last
+// split run); tests and the
 // benchmark read them (the benchmark also data-live-phases, the worker's loading steps in s, and
 // data-live-first-run-ms, the first run's time in Python). Fallback: without WebAssembly or Web Workers, or when loading takes more
 // than LOAD_LIMIT_S, the panel says so and the precomputed chart above stays as it is.
@@ -317,6 +317,7 @@
         running(false);
         status.textContent = "The live run failed: " + msg.message;
         if (!ready) {
+          if (helper) helper.terminate();
           clearTimeout(timer);
           bar.hidden = true;
           box.dataset.liveFallback = "error";
