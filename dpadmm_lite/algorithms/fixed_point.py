@@ -1201,7 +1201,8 @@ _OPTIONS_DOC = """
 @register("admm_consensus", paper=PAPER, private=False, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Consensus ADMM as a Douglas–Rachford fixed-point iteration, one block per record (Cyffers et al. "
                       "2023, eqs. 5–7 without noise)")
-def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
+                   record_every=1, **options) -> Trace:
     """Non-private twin of :func:`private_admm`: every user updates every round, no noise."""
     return _single("admm_consensus", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
                    seed=seed, record_every=record_every, **options)
@@ -1210,7 +1211,8 @@ def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations
 @register("private_admm", paper=PAPER, private=True, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Centralized private ADMM: Gaussian noise on every user's u-update, only z released (Cyffers et "
                       "al. 2023, Alg. 2 / Alg. 6, Thm 2)")
-def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
+                 record_every=1, **options) -> Trace:
     """Centralized private ADMM (Algorithm 2; Algorithm 6 for the Lasso), record-level DP.
 
     Every round: (5) ``z = prox_{(γ/n)λr}(ū)``; (6) every user's ``x_i = prox_{(γ/n)ℓ_i}(2z − u_i)``
@@ -1228,7 +1230,8 @@ def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, re
 @register("admm_federated", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Federated consensus ADMM: each round a Poisson sample of users updates (Cyffers et al. 2023, "
                       "Alg. 3 without noise)")
-def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
+                   record_every=1, **options) -> Trace:
     """Non-private twin of :func:`private_admm_federated`."""
     return _single("admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
                    seed=seed, record_every=record_every, **options)
@@ -1238,7 +1241,8 @@ def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations
           tuning={**_ADMM_TUNING, "sampling_rate": (0.1,)},
           description="Federated private ADMM with Poisson user sampling: each user's own noise, every "
                       "participation counted (Cyffers et al. 2023, Alg. 3)")
-def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
+                           record_every=1, **options) -> Trace:
     """Federated private ADMM (Algorithm 3), user-level DP, users Poisson-sampled at rate q.
 
     Each round every user joins independently with probability ``sampling_rate`` (q); the joining
@@ -1282,7 +1286,8 @@ def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, 
 @register("admm_walk", paper=PAPER, private=False, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
           description="Decentralized consensus ADMM along a random walk: one user updates per step (Cyffers et al. "
                       "2023, Alg. 4 without noise)")
-def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
+              record_every=1, **options) -> Trace:
     """Non-private twin of :func:`private_admm_walk`."""
     return _single("admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
                    record_every=record_every, **options)
@@ -1291,7 +1296,8 @@ def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
 @register("private_admm_walk", paper=PAPER, private=True, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
           description="Fully decentralized private ADMM: the model walks from user to user (Cyffers et al. 2023, "
                       "Alg. 4, Thm 4 on the complete graph)")
-def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
+                      record_every=1, **options) -> Trace:
     """Fully decentralized private ADMM (Algorithm 4): ``iterations`` is the number of walk steps.
 
     The model ``z`` starts at a uniformly chosen user; at each step the user holding it runs
@@ -1313,7 +1319,8 @@ def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=
 @register("prox_sgd", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_SGD_TUNING,
           description="Proximal SGD over Poisson-sampled users (the baseline of Cyffers et al. 2023, App. E, without "
                       "noise)")
-def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
+             record_every=1, **options) -> Trace:
     """Non-private twin of :func:`dp_prox_sgd`."""
     return _single("prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
                    record_every=record_every, **options)
@@ -1323,7 +1330,8 @@ def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, 
           tuning={**_SGD_TUNING, "sampling_rate": (0.1,)},
           description="Proximal DP-SGD with Poisson user sampling: the noisy fixed-point iteration of Prop. 1 (baseline "
                       "of Cyffers et al. 2023, App. E)")
-def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0, record_every=1, **options) -> Trace:
+def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
+                record_every=1, **options) -> Trace:
     """Proximal DP-SGD, the baseline of the paper's experiment, with the same user sampling.
 
     ``z ← prox_{ηλr}(z − η g̃)``, ``g̃ = (Σ_{i∈S} Clip(∇ℓ_i(z), C) + σξ)/(qn)``, S a Poisson sample

@@ -101,7 +101,8 @@ import numpy as np
 
 from .. import _validate as check
 from .. import mechanisms
-from ..problems import Optimum, Problem, _abs_barrier, _single_threaded_blas, _solve_psd, fused_constraint, shipped_optimum
+from ..problems import (Optimum, Problem, _abs_barrier, _single_threaded_blas, _solve_psd, fused_constraint,
+                        shipped_optimum)
 from ..registry import register
 from ..smoothing import operator_norm, smooth_checked, tau
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates

@@ -72,15 +72,17 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
     edition : str
         "full" (the published book's tuning) or "fast" (CI's).
     precomputed : sequence of dict, optional
-        Final rows of :func:`dpadmm_lite.arena.field` (as records); used when they hold this task, ε, seed,
-        size and T for every algorithm, as :func:`dpadmm_lite.arena.field_at` does — the same rows either way.
+        Final rows of :func:`dpadmm_lite.arena.field` or of :func:`arena_share` (as records); used when they
+        hold this task, ε, seed, size and T for every algorithm, as :func:`dpadmm_lite.arena.field_at` does — the
+        same rows either way.
 
     Returns
     -------
     dict
         ``rows`` (algorithm by its book's name, utility, epsilon, task by its label; the runs that failed are
         left out), ``summary`` (the privacy each run spent, the failures), ``seconds`` and ``spent_epsilon``
-        (algorithm → the run's wall-clock time and ε) and ``failed`` (algorithm → error).
+        (algorithm → the run's wall-clock time and ε), ``failed`` (algorithm → error) and ``costs``
+        (``"task:algorithm"`` → seconds, by the registry's names: how the site's two workers split the next move).
     """
     epsilon, seed, iterations, plan = _plan(epsilon, task, seed, iterations, size, edition)
     finals = None
