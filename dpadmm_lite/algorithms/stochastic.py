@@ -167,8 +167,8 @@ class RidgeProblem(Problem):
 
     def reference_optimum(self) -> Optimum:
         if self._optimum is None:
-            shipped = shipped_optimum(self) if self.ridge > 0 else None
-            self._optimum = shipped or (_ridge_reference(self) if self.ridge > 0 else super().reference_optimum())
+            self._optimum = (shipped_optimum(self) or _ridge_reference(self)) if self.ridge > 0 \
+                else super().reference_optimum()
         return self._optimum
 
     def with_data(self, X, y) -> "RidgeProblem":

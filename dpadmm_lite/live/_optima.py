@@ -44,13 +44,11 @@ def panel_problems() -> list[problems.Problem]:
     finally:
         for cls, method in originals.items():
             cls.reference_optimum = method
-    unique: list[problems.Problem] = []
+    unique: dict[bytes, problems.Problem] = {}  # one per fingerprint (a panel may rebuild the same problem)
     for p in seen.values():
         exact, sums = problems.fingerprint(p)
-        if not any(exact == problems.fingerprint(q)[0] and np.array_equal(sums, problems.fingerprint(q)[1])
-                   for q in unique):
-            unique.append(p)
-    return unique
+        unique.setdefault(json.dumps(exact, sort_keys=True).encode() + sums.tobytes(), p)
+    return list(unique.values())
 
 
 def write_optima(path: Path | None = None) -> Path:
