@@ -15,6 +15,10 @@ Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``
 
 import importlib
 
+from . import _state
+
+_state.install()  # the import-time state of every module, for the sweep cache's key (dpadmm_lite.sweep)
+
 from . import algorithms as _algorithm_modules  # noqa: F401  (imports register every algorithm)
 from .registry import algorithm_table, algorithms, run  # `algorithms` deliberately takes the subpackage's name
 from .privacy import PrivacyEvent, PrivacyGuarantee
@@ -34,3 +38,6 @@ def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'dpadmm_lite' has no attribute {name!r}")
+
+
+_state.record_loaded()  # the algorithms registered themselves: this is the library's import-time state

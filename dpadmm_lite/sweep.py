@@ -45,16 +45,36 @@ extra: ``pip install "dpadmm-lite[dask]"``.
   inside an ``lru_cache``). Values are hashed by content: numbers, strings, containers, numpy
   arrays (bytes, dtype, shape), pandas objects, sparse matrices, :class:`~dpadmm_lite.problems.Problem`
   objects and any other object through its pickled state (never an ``id`` or an address, so
-  the key is the same in every process). Functions of installed packages count by name and
-  version; the library's by name, since
+  the key is the same in every process). A class that is not installed code (one defined in a
+  notebook cell or a module next to it) counts by its contents — its methods' code, its class
+  attributes and its bases, recursively — so redefining it in a cell, or changing a class
+  attribute, is another sweep. A module that is not installed code counts by its file and by
+  what each of its globals holds at the call (so ``helpers.SCALE = 2`` after the import counts),
+  whether the task reaches it as a global, through ``import`` inside a function, or through
+  ``importlib.import_module("name")`` with the name spelled in the code. Functions of installed
+  packages count by name and version; the library's by name, since
 * the library counts as a whole: every file of ``dpadmm_lite`` (its code and the data it
   ships) as this process imported it, its version, the Python, numpy, scipy and pandas
   versions, and any algorithm registered from outside the library. (When the files change on
   disk after the import, a kernel still runs the old code: its results are then returned but
   not cached, with a :class:`CacheWarning`.)
+* the library's state since its import (:mod:`dpadmm_lite._state`): every public module-level
+  value of the library, every function and class it defines and its classes' attributes are
+  compared with what each module's import left; what differs — a dict mutated in place
+  (``dl.arena.SIZES["fast"]["lasso"] = …``), a constant rebound, a function monkeypatched or
+  its ``__code__`` swapped — is hashed by content (a replacement function by its code).
+* the environment variables the sweep declares with ``grid(..., env=("NAME", …))``, by value.
+
+A task that reads the environment (its code, or a function it reaches, names ``os.environ``,
+``os.getenv``) without declaring ``env`` runs uncached, with a :class:`CacheWarning`; so does a
+task that draws from a process-wide random generator (numpy's legacy ``np.random.normal`` and
+the like, ``np.random.seed``, or the ``random`` module), whose state no key can see: seed a
+``np.random.default_rng(seed)`` instead.
 
 Change any of them and the sweep re-runs. Not in the key: files the task reads by name (other
-than the library's data), and state reached only through ``globals()``/``eval``. Memoised
+than the library's data), state reached only through ``globals()``/``eval``, a module imported
+under a name computed at run time, an environment variable read by installed code, and the
+library's private module-level data (memos such as a loaded data set). Memoised
 values are left out where the library knows they are derived: the values of a
 ``functools.cached_property``, the contents of an ``lru_cache``, and the library's own private
 attributes (e.g. a problem's cached reference optimum); a plain dict used as a memo counts
@@ -108,7 +128,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import _memory
+from . import _memory, _state
 from . import _validate as check
 
 __all__ = ["grid", "cache_dir", "cache_key", "clean_cache", "prepare_worker", "CacheWarning", "SCHEDULER_VARIABLE"]
@@ -120,7 +140,7 @@ KEY_LENGTH = 16
 #: Parquet metadata entry that holds the sweep's name and full key.
 _METADATA = b"dpadmm_lite.sweep"
 #: Changes when the meaning of a key changes (files of older formats are never read).
-_KEY_FORMAT = "dpadmm_lite.sweep key 2"
+_KEY_FORMAT = "dpadmm_lite.sweep key 3"
 
 
 class CacheWarning(UserWarning):
@@ -141,6 +161,7 @@ def grid(
     n_jobs: int | None = None,
     cache: bool = True,
     progress: bool = True,
+    env: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Run ``task(**setting, seed=s)`` for every setting of the grid and every seed.
 
@@ -166,6 +187,10 @@ def grid(
         uncached, with a :class:`CacheWarning`).
     progress
         Show a ``tqdm.auto`` progress bar (it advances as results arrive, in grid order).
+    env
+        The environment variables the task reads (``os.environ``/``os.getenv``): their values go
+        into the key. A task that reads the environment without declaring it runs uncached, with
+        a :class:`CacheWarning`.
 
     Returns
     -------
@@ -181,6 +206,9 @@ def grid(
     seeds = [check.count("seed", s, minimum=0) for s in seeds]
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
+    if env is not None and (isinstance(env, str) or not all(isinstance(v, str) and v for v in env)):
+        raise ValueError(f"env must be a sequence of environment variable names, e.g. env=(\"MY_SETTING\",), "
+                         f"got {env!r}")
     if n_jobs is not None:
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
             raise ValueError(f"n_jobs must be None (follow the joblib backend) or a non-zero integer "
@@ -190,7 +218,7 @@ def grid(
     key = None
     if cache:
         try:
-            key = cache_key(task, grid, seeds=seeds, name=name)
+            key = cache_key(task, grid, seeds=seeds, name=name, env=env)
         except _Unhashable as exc:
             warnings.warn(CacheWarning(f"sweep {name!r} not cached: {exc}; it runs every time (pass cache=False to "
                                        f"say so, or let the task read values that can be hashed)"), stacklevel=2)
@@ -217,14 +245,14 @@ def grid(
 
 
 def cache_key(task: Callable[..., object], grid: Mapping[str, Sequence], *, seeds: Sequence[int] = (0,),
-              name: str) -> str:
+              name: str, env: Sequence[str] | None = None) -> str:
     """The cache key (64 hex digits) of ``grid(task, grid, seeds=seeds, name=name)``.
 
     The same in every process for the same code and values (see the module doc for what it
     covers). Raises :class:`TypeError` naming the value when the task reads one that cannot be
     hashed by content.
     """
-    hasher = _Hasher()
+    hasher = _Hasher(env)
     parts = [
         _h("format", _KEY_FORMAT),
         hasher.digest(str(name), "the sweep's name"),
@@ -232,7 +260,10 @@ def cache_key(task: Callable[..., object], grid: Mapping[str, Sequence], *, seed
         hasher.digest([int(s) for s in seeds], "the seeds"),
         hasher.digest(task, "the task"),
         _library_fingerprint(),
+        _library_state(hasher),
     ]
+    if env is not None:  # declared, read or not
+        parts.append(hasher._environment(None))
     return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
@@ -609,6 +640,97 @@ def _global_names(code: types.CodeType) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _codes(code: types.CodeType):
+    """A code object and every code object inside it (functions, lambdas, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+#: Names through which code reads the process environment.
+_ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads_environment(code: types.CodeType) -> bool:
+    """Whether the code names ``os.environ``/``os.getenv`` (or reads them as globals)."""
+    return any(_ENVIRONMENT_NAMES.intersection(c.co_names) for c in _codes(code))
+
+
+_random_module = __import__("random")
+#: The functions of numpy's legacy global generator (``np.random.normal``, ``np.random.seed``, …)
+#: and of the standard library's (``random.random``, ``random.seed``, …): they read and advance a
+#: state shared by the whole process, which no key can see.
+_LEGACY_RNG = frozenset(
+    {n for n in dir(np.random) if getattr(getattr(np.random, n, None), "__self__", None) is np.random.mtrand._rand}
+    | {n for n in dir(_random_module) if getattr(getattr(_random_module, n, None), "__self__", None)
+       is getattr(_random_module, "_inst", None)}
+    | {"seed", "sample", "ranf", "get_state", "set_state", "getstate", "setstate"})
+_RNG_MESSAGE = ("it draws from the process's global random generator (numpy's legacy np.random.<function> or the "
+                "random module), whose state the key cannot see and which makes the results depend on what ran "
+                "before: draw from np.random.default_rng(seed) instead")
+
+
+_RNG_MODULES = ("random", "numpy.random")
+_STORES = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF")
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads_global_rng(code: types.CodeType, aliases: frozenset) -> bool:
+    """Whether the code calls a legacy global-generator function: an attribute ``random`` then one
+    of :data:`_LEGACY_RNG` (``np.random.normal``); a global in ``aliases`` (the names bound to
+    ``numpy.random`` or the ``random`` module: ``random.gauss``, ``npr.normal``) or a local bound by
+    an import inside the code (``import random``) then one of them; or an import of one of them
+    (``from numpy.random import normal`` inside the code)."""
+    for c in _codes(code):
+        previous, imported, local = None, None, set()
+        for instruction in dis.get_instructions(c):
+            op, arg = instruction.opname, instruction.argval
+            if op == "IMPORT_NAME":
+                imported = arg
+            elif op == "IMPORT_FROM":
+                if imported in _RNG_MODULES and arg in _LEGACY_RNG:
+                    return True
+                imported = f"{imported}.{arg}"
+            elif op in _STORES and imported is not None:
+                if imported in _RNG_MODULES:
+                    local.add(arg)
+                imported = None
+            elif (previous is not None and op in ("LOAD_ATTR", "LOAD_METHOD") and arg in _LEGACY_RNG
+                    and ((previous.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous.argval == "random")
+                         or (previous.opname in ("LOAD_GLOBAL", "LOAD_NAME") and previous.argval in aliases)
+                         or (previous.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_NAME") and previous.argval in local))):
+                return True
+            previous = instruction
+    return False
+
+
+def _global_rng(obj) -> bool:
+    """Whether ``obj`` is a function of a global generator (``from numpy.random import normal``)."""
+    owner = getattr(obj, "__self__", None)
+    if owner is not None and (owner is np.random.mtrand._rand or owner is getattr(_random_module, "_inst", None)):
+        return True
+    return obj is np.random.seed or obj is np.random.mtrand._rand
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _imported_modules(code: types.CodeType) -> tuple[str, ...]:
+    """Module names the code imports (``import helpers`` inside a function) or spells in a string
+    constant (``importlib.import_module("helpers")``); the loaded ones among them are hashed."""
+    names = []
+    for c in _codes(code):
+        for instruction in dis.get_instructions(c):
+            if instruction.opname == "IMPORT_NAME" and instruction.argval not in names:
+                names.append(instruction.argval)
+        names += [const for const in c.co_consts
+                  if isinstance(const, str) and _MODULE_NAME.fullmatch(const) and const not in names]
+    return tuple(names)
+
+
 _DESCRIPTORS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
                 types.GetSetDescriptorType, types.MemberDescriptorType)
 #: Entries of a class's __dict__ that describe its layout rather than its behaviour.
@@ -622,7 +744,9 @@ class _Hasher:
     """Content digests of values (Merkle style: a container's digest is that of its parts'),
     the same in every process: no ``id``, no address, no set or hash-seed order."""
 
-    def __init__(self):
+    def __init__(self, env: Sequence[str] | None = None):
+        #: the environment variables the task declared it reads (``grid(..., env=…)``), or None
+        self._env = None if env is None else tuple(env)
         self._memo: dict[int, bytes] = {}
         self._alive: list = []  # keeps hashed objects alive so that their ids stay theirs
         self._active: dict[int, int] = {}
@@ -638,6 +762,13 @@ class _Hasher:
         finally:
             if label is not None:
                 self._path.pop()
+
+    def _environment(self, value) -> bytes:
+        """A read of ``os.environ``: the declared variables' values, or the task runs uncached."""
+        if self._env is None:
+            raise self._fail(value, "it reads the environment (os.environ or os.getenv), which the key does not "
+                                    "see unless the sweep declares the variables it reads: grid(..., env=(\"NAME\",))")
+        return _h("environment", *(p for v in sorted(set(self._env)) for p in (v, repr(os.environ.get(v)))))
 
     def _fail(self, value, why: str) -> _Unhashable:
         where = " → ".join(self._path) or "a value"
@@ -663,6 +794,8 @@ class _Hasher:
             return _h(t.__name__, bytes(obj))
         if isinstance(obj, np.generic) and not obj.dtype.hasobject:
             return _h("numpy scalar", np.lib.format.dtype_to_descr(obj.dtype), obj.tobytes())
+        if isinstance(obj, type):  # its own memo and cycle marks: marked here first, it read as a cycle
+            return self._type(obj)
         key = id(obj)
         if key in self._memo:
             return self._memo[key]
@@ -712,8 +845,10 @@ class _Hasher:
             return _h("path", t.__name__, str(obj))
         if isinstance(obj, types.ModuleType):
             return self._module(obj)
-        if isinstance(obj, type):
-            return self._type(obj)
+        if obj is os.environ or obj is os.environb or obj is os.getenv:
+            return self._environment(obj)
+        if _global_rng(obj):
+            raise self._fail(obj, _RNG_MESSAGE)
         if isinstance(obj, types.FunctionType):
             return self._function(obj)
         if isinstance(obj, types.MethodType):
@@ -798,7 +933,14 @@ class _Hasher:
             source = Path(file).read_bytes() if file else b""
         except OSError:
             source = b""
-        return _h("module", name, source)
+        # and what its names hold now, by value: a global of the module changed after its import
+        # (``helpers.SCALE = 2``) counts, however the task reaches it (``helpers.SCALE``,
+        # ``getattr(importlib.import_module("helpers"), "SCALE")``)
+        parts = []
+        for attribute, value in sorted(vars(module).items()):
+            if not (attribute.startswith("__") and attribute.endswith("__")):
+                parts += [attribute, self.digest(value, f"{name}.{attribute}")]
+        return _h("module", name, source, *parts)
 
     def _type(self, cls: type) -> bytes:
         module, name = getattr(cls, "__module__", "") or "", cls.__qualname__
@@ -848,6 +990,16 @@ class _Hasher:
             return _h("library function", module, name, *parts)
         parts.append(self._code(fn.__code__))
         namespace, builtins = fn.__globals__, fn.__builtins__
+        if _reads_environment(fn.__code__):
+            parts.append(self._environment(fn))
+        aliases = {v for v in _global_names(fn.__code__)
+                   if namespace.get(v) is np.random or namespace.get(v) is _random_module}
+        if _reads_global_rng(fn.__code__, frozenset(aliases)):
+            raise self._fail(fn, _RNG_MESSAGE)
+        for imported in _imported_modules(fn.__code__):  # `import helpers` inside it, import_module("helpers")
+            module = sys.modules.get(imported)
+            if isinstance(module, types.ModuleType) and _origin(imported) == "user" and imported != "__main__":
+                parts += [imported, self.digest(module, f"module {imported!r} imported by {name}")]
         for variable in _global_names(fn.__code__):
             if variable in namespace:
                 parts += [variable, self.digest(namespace[variable], f"global {variable!r} read by {name}")]
@@ -940,6 +1092,20 @@ def _library_fingerprint() -> bytes:
     if outside:
         h.update(_Hasher().digest(outside, "algorithms registered outside the library"))
     return h.digest()
+
+
+
+def _library_state(hasher: _Hasher) -> bytes:
+    """Digest of what the library's modules hold now that their import did not leave there
+    (:mod:`dpadmm_lite._state`): a setting mutated in place or rebound, a function replaced or
+    its code swapped, by content; nothing (a constant) when the library is as imported."""
+    parts = []
+    for module, name, value, how in _state.changes():
+        label = f"{module}.{name} ({how} since the library's import)"
+        parts += [module, name, how, hasher.digest(value, label)]
+        if how == "code":  # a library function hashes by name (its file): its swapped code by content
+            parts.append(hasher._code(value.__code__))
+    return _h("library state", *parts)
 
 
 _LIBRARY_SNAPSHOT[_LIBRARY_ROOT] = _library_files(_LIBRARY_ROOT)
