@@ -13,17 +13,27 @@ is copied from Python packages into ``site_static/vendor`` of the staging copy (
 A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site); ``out`` is
 ``_build`` by default. The test suite builds into ``_build/test`` so that ``make test`` never
 overwrites the full book ``make book`` built in ``_build/html``.
+
+**A build killed at any point** (Ctrl-C, a CI job cancelled, ``kill``) and run again finishes
+with the same site as an uninterrupted build. The staging copy and the results folder are made
+afresh by every build; a kept execution is reused only when it is whole (:mod:`.reuse`: files
+written atomically, ``meta.json`` last, digests checked); a cached sweep only when its file is
+whole (:mod:`dpadmm_lite.sweep`). The site is built into ``<out>/.html.partial`` and swapped into
+``<out>/html`` when complete, so a build killed mid-site leaves the previous site (or none),
+never half of one; ``last-build.json`` is written atomically.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import multiprocessing
 import os
 import shutil
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.managers import SyncManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,14 +88,15 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None, fresh: bool = Fa
         log.unlink(missing_ok=True)
     expected = previous_seconds(out, mode)
     runs: dict[int, NotebookRun] = {}
-    manager = multiprocessing.Manager()
+    manager = SyncManager()
+    manager.start(_die_with_parent)
     reports = manager.Queue()
     progress = Progress(paths, expected, jobs)
     print(f"executing {len(notebooks)} notebooks ({mode} mode, {jobs} at a time); the kernels' messages go to "
           f"{out / 'logs'}", flush=True)
     reader = progress.follow(reports)
     try:
-        with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_die_with_parent) as pool:
             for stage in sorted(set(stages)):
                 # the longest notebooks first (by the last build's times), so none starts last and runs alone
                 batch = sorted((i for i, s in enumerate(stages) if s == stage),
@@ -119,16 +130,45 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None, fresh: bool = Fa
         if not run.ok and log.exists():
             print(f"  the kernel's messages: {log}", flush=True)
     if all(n.ok for n in result.notebooks):
-        result.site_ok, result.site_log = build_site(mode, result.stage, result.html)
+        result.site_ok, result.site_log = _build_site_whole(mode, result.stage, result.html)
     else:
         result.site_log = "site not built: a notebook failed"
     result.seconds = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
-    (out / "last-build.json").write_text(json.dumps({
+    reuse.write_atomic(out / "last-build.json", json.dumps({
         "mode": mode, "ok": result.ok, "seconds": round(result.seconds, 1),
         "notebooks": [n.__dict__ for n in result.notebooks],
     }, indent=1))
     return result
+
+
+def _die_with_parent() -> None:
+    """In a worker of the build (a notebook's executor, the progress queue's manager): be killed
+    when the build process dies (Linux ``PR_SET_PDEATHSIG``), so that a build killed alone
+    (``kill -9`` of its process) leaves no worker writing into the folders of the next build.
+    A notebook's kernel exits by itself when its worker is gone (ipykernel's parent poller)."""
+    with contextlib.suppress(Exception):  # elsewhere: a killed build's workers finish their notebook
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
+def _build_site_whole(mode: str, stage: Path, html: Path) -> tuple[bool, str]:
+    """:func:`build_site` into ``<html>.partial`` beside ``html``, then swapped into place: a
+    build killed on the way leaves the previous site, never half of one."""
+    partial = html.with_name(f".{html.name}.partial")
+    previous = html.with_name(f".{html.name}.previous")
+    for leftover in (partial, previous):  # a killed build's
+        shutil.rmtree(leftover, ignore_errors=True)
+    ok, log = build_site(mode, stage, partial)
+    if not ok or not partial.exists():
+        shutil.rmtree(partial, ignore_errors=True)
+        return ok, log
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(html, previous)  # two renames: killed between them, there is no html (and no half one)
+    os.replace(partial, html)
+    shutil.rmtree(previous, ignore_errors=True)
+    return ok, log
 
 
 def main(argv=None) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .instructor import write_instructor_notes
+from .reuse import write_atomic
 from .toc import BUILD, ROOT, STAGE
 
 #: Seconds a single cell may run before the kernel is stopped (a hung widget fails fast).
@@ -135,7 +136,7 @@ def _prepare_for_site(path: Path) -> None:
         if "outputs" in cell:
             cell["outputs"] = [_without_widget(_site_version(o)) for o in cell["outputs"]]
             cell["outputs"] = [o for o in cell["outputs"] if o is not None]
-    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+    write_atomic(path, json.dumps(nb, indent=1, ensure_ascii=False))  # whole or not at all
 
 
 def _site_version(output: dict) -> dict:
@@ -161,7 +162,8 @@ def _without_widget(output: dict) -> dict | None:
 
 
 def stage_sources(stage: Path = STAGE) -> None:
-    """Copy the book's sources into the staging directory (fresh each build)."""
+    """Copy the book's sources into the staging directory (fresh each build: whatever a killed
+    build left there is deleted first)."""
     if stage.exists():
         shutil.rmtree(stage)
     stage.mkdir(parents=True)
@@ -197,7 +199,8 @@ def vendor_javascript(target: Path) -> None:
         " window.vega = vega; window.vegaLite = vegaLite;", vl_version=vl_version
     )
     # An IIFE keeps the bundle's top-level names out of the page's global scope.
-    (target / "vega-bundle.js").write_text(f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n(function () {{\n{bundle}\n}})();\n")
+    write_atomic(target / "vega-bundle.js",
+                 f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n(function () {{\n{bundle}\n}})();\n")
     # MathJax as components (the loader loads what _config.yml's mathjax3_config names, autoload
     # any other TeX package on the page that uses it): no combined build, no menu.
     es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
