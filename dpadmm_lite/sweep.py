@@ -700,7 +700,8 @@ def _reads_global_rng(code: types.CodeType, aliases: frozenset) -> bool:
             elif (previous is not None and op in ("LOAD_ATTR", "LOAD_METHOD") and arg in _LEGACY_RNG
                     and ((previous.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous.argval == "random")
                          or (previous.opname in ("LOAD_GLOBAL", "LOAD_NAME") and previous.argval in aliases)
-                         or (previous.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_NAME") and previous.argval in local))):
+                         or (previous.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_NAME")
+                             and previous.argval in local))):
                 return True
             previous = instruction
     return False

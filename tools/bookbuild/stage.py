@@ -199,8 +199,8 @@ def vendor_javascript(target: Path) -> None:
         " window.vega = vega; window.vegaLite = vegaLite;", vl_version=vl_version
     )
     # An IIFE keeps the bundle's top-level names out of the page's global scope.
-    write_atomic(target / "vega-bundle.js",
-                 f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n(function () {{\n{bundle}\n}})();\n")
+    write_atomic(target / "vega-bundle.js", f"/* Vega, Vega-Lite {vl_version}, vega-embed (via vl-convert) */\n"
+                                            f"(function () {{\n{bundle}\n}})();\n")
     # MathJax as components (the loader loads what _config.yml's mathjax3_config names, autoload
     # any other TeX package on the page that uses it): no combined build, no menu.
     es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
