@@ -732,3 +732,24 @@ def test_exact_numbers_are_accounted_as_their_floats():
     assert acc.ledger_epsilon([third], 1e-5) == acc.ledger_epsilon([PrivacyEvent("gaussian", 1 / 3, 1.0, count=3)], 1e-5)
     assert acc.gaussian_epsilon(Fraction(3, 2), Fraction(10), Fraction(1, 10**5)) == acc.gaussian_epsilon(1.5, 10, 1e-5)
     assert acc.gaussian_epsilon(Decimal("1.5"), Decimal("10"), Decimal("0.00001")) == acc.gaussian_epsilon(1.5, 10, 1e-5)
+
+
+def test_a_batch_of_cyffers_runs_refuses_a_nan_model_too(monkeypatch):
+    """fixed_point.run_many (the sweeps' batched entry point, outside the registry's wrapper) checks each trace."""
+    from dpadmm_lite.algorithms import fixed_point
+
+    fill = fixed_point._Noise.fill
+
+    def nan_noise(self, j, out, within):
+        fill(self, j, out, within)
+        out[...] = NAN
+        return True
+
+    options = dict(case("private_admm").options)
+    options.pop("iterations")
+    runs = [dict(epsilon=1.0, seed=0, **options)]
+    problem = _problem("private_admm")
+    assert np.all(np.isfinite(fixed_point.run_many("private_admm", problem, runs, iterations=3)[0].model))
+    monkeypatch.setattr(fixed_point._Noise, "fill", nan_noise)
+    with pytest.raises(registry.NonFiniteModel, match=r"private_admm released a model with .* NaN"):
+        fixed_point.run_many("private_admm", problem, runs, iterations=3)

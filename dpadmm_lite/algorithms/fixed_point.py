@@ -122,7 +122,7 @@ from .. import mechanisms
 from .. import topology as _topology
 from ..privacy import PrivacyEvent, PrivacyGuarantee
 from ..problems import soft_threshold
-from ..registry import register
+from ..registry import check_finite, register
 from ..trace import Trace, from_iterates
 
 __all__ = ["admm_consensus", "private_admm", "admm_federated", "private_admm_federated", "admm_walk",
@@ -1099,7 +1099,10 @@ def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5
     plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
     history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=True, threads=threads)
     keep = np.unique(np.append(np.arange(record_every - 1, iterations, record_every), iterations - 1))
-    return [_trace(plan, problem, history, b, delta=delta, keep=keep) for b in range(len(plan.settings))]
+    traces = [_trace(plan, problem, history, b, delta=delta, keep=keep) for b in range(len(plan.settings))]
+    for trace, options in zip(traces, runs):  # no NaN model under a finite ε (registry.NonFiniteModel)
+        check_finite(name, trace, {**options, "delta": delta, "iterations": iterations})
+    return traces
 
 
 def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5,
