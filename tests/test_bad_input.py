@@ -753,3 +753,14 @@ def test_a_batch_of_cyffers_runs_refuses_a_nan_model_too(monkeypatch):
     monkeypatch.setattr(fixed_point._Noise, "fill", nan_noise)
     with pytest.raises(registry.NonFiniteModel, match=r"private_admm released a model with .* NaN"):
         fixed_point.run_many("private_admm", problem, runs, iterations=3)
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace_l2"])
+def test_exact_numbers_in_a_privacy_event_are_accounted_as_floats(mechanism):
+    """A Fraction or Decimal sensitivity, noise, count or sampling rate is stored as its float (int): the
+    same ε as the floats, where a Decimal used to raise TypeError inside the accountant."""
+    plain = PrivacyEvent(mechanism, 0.5, 2.0, count=3, sampling_rate=0.1)
+    for exact in (PrivacyEvent(mechanism, Fraction(1, 2), Fraction(2), count=Fraction(3), sampling_rate=Fraction(1, 10)),
+                  PrivacyEvent(mechanism, Decimal("0.5"), Decimal("2"), count=Decimal("3"), sampling_rate=Decimal("0.1"))):
+        assert type(exact.sensitivity) is float and type(exact.count) is int and exact == plain
+        assert acc.ledger_epsilon([exact], 1e-5) == acc.ledger_epsilon([plain], 1e-5)
