@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from decimal import Decimal
 from numbers import Integral, Real
 
 import numpy as np
@@ -76,18 +77,70 @@ def epsilon(value, name: str = "epsilon") -> float:
     return v
 
 
+#: The window of a positive scale setting of an algorithm (ρ, a clipping bound, a step size, a
+#: learning rate, a noise level …). Its reciprocal, its square and its product with two other
+#: settings stay inside floating point (1e-300 … 1e300 with room to spare), while every value the
+#: book, the tuning grids and the live panels use (ρ ∈ [1e-3, 1e2], clips 0.1 … 1, steps 0.5 …) is
+#: far inside it. Beyond it a run would divide by an underflowed zero or return inf/NaN.
+SCALE_RANGE = (1e-12, 1e12)
+#: The smallest δ a run accepts: log(1/δ) = 230 keeps every calibration inside floating point
+#: (at δ = 1e-310, subnormal, the Gaussian calibrations leave it); practical δ are above 1e-30.
+MIN_DELTA = 1e-100
+#: The smallest Poisson sampling rate a run draws with: a participation schedule draws geometric
+#: gaps of mean 1/q, 16,384 at a time, as 64-bit positions; at q = 1e-9 a block spans ~1.6e13
+#: positions, far below 2⁶³ ≈ 9.2e18, while q = 1e-300 overflows and the draw never ends.
+MIN_SAMPLING_RATE = 1e-9
+
+
+def scale(name: str, value, *, allow_zero: bool = False) -> float:
+    """A positive scale setting (or 0 where ``allow_zero``) in :data:`SCALE_RANGE`, as a float."""
+    lo, hi = SCALE_RANGE
+    v = nonnegative(name, value) if allow_zero else positive(name, value)
+    if (v != 0 or not allow_zero) and not (lo <= v <= hi):
+        within = f"{{0}} ∪ [{lo:g}, {hi:g}]" if allow_zero else f"[{lo:g}, {hi:g}]"
+        raise ValueError(f"{name} must be in {within} (outside it the run's arithmetic leaves floating point), "
+                         f"got {value!r}")
+    return v
+
+
+def delta(value, name: str = "delta") -> float:
+    """δ of a run: in [:data:`MIN_DELTA`, 1)."""
+    v = _real(name, value, f"[{MIN_DELTA:g}, 1)")
+    if not (MIN_DELTA <= v < 1):
+        raise ValueError(f"{name} must be in [{MIN_DELTA:g}, 1) (below it the noise calibration leaves floating "
+                         f"point), got {value!r}")
+    return v
+
+
+def sampling_rate(value, name: str = "sampling_rate") -> float:
+    """A Poisson sampling rate a run draws with: in [:data:`MIN_SAMPLING_RATE`, 1]."""
+    v = _real(name, value, f"[{MIN_SAMPLING_RATE:g}, 1]")
+    if not (MIN_SAMPLING_RATE <= v <= 1):
+        raise ValueError(f"{name} must be in [{MIN_SAMPLING_RATE:g}, 1] (below it the participation schedule's "
+                         f"geometric draws overflow), got {value!r}")
+    return v
+
+
 def count(name: str, value, *, minimum: int = 1) -> int:
     """Return ``value`` as an int after checking it is a whole number ``>= minimum``."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     if not isinstance(value, (Integral, np.integer)):
-        if isinstance(value, (Real, np.floating)) and float(value).is_integer():
+        if isinstance(value, (Real, np.floating, Decimal)) and _whole(value):
             value = int(value)
         else:
             raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     return int(value)
+
+
+def _whole(value) -> bool:
+    try:
+        v = float(value)
+    except (ValueError, OverflowError):
+        return False
+    return math.isfinite(v) and v.is_integer() and v == value
 
 
 def fits_in_memory(name: str, value, nbytes: float, *, what: str, limit: int | None = None) -> None:
@@ -148,9 +201,12 @@ def real_array(name: str, value) -> np.ndarray:
 
 def _real(name: str, value, valid: str = "") -> float:
     within = f" in {valid}" if valid else ""
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer, Decimal)):
         raise ValueError(f"{name} must be a real number{within}, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except (ValueError, OverflowError):  # a signalling Decimal NaN; a Fraction beyond the float range
+        raise ValueError(f"{name} must be a real number{within}, got {value!r}") from None
     if math.isnan(v):
         raise ValueError(f"{name} must be a real number{within}, got NaN")
     return v

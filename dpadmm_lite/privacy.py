@@ -66,10 +66,12 @@ class PrivacyEvent:
     def __post_init__(self):
         check.choice("mechanism", self.mechanism, MECHANISMS)
         check.choice("neighbours", self.neighbours, NEIGHBOURS)
-        check.positive("sensitivity", self.sensitivity)
-        check.positive("noise", self.noise)
-        check.count("count", self.count)
-        check.half_open_unit("sampling_rate", self.sampling_rate)
+        # stored as Python floats and an int: a Fraction, a Decimal or a numpy scalar is accounted as its float
+        # (the accountant's arithmetic mixes them with floats, which a Decimal refuses)
+        object.__setattr__(self, "sensitivity", check.positive("sensitivity", self.sensitivity))
+        object.__setattr__(self, "noise", check.positive("noise", self.noise))
+        object.__setattr__(self, "count", check.count("count", self.count))
+        object.__setattr__(self, "sampling_rate", check.half_open_unit("sampling_rate", self.sampling_rate))
 
     def scaled(self, factor: float) -> "PrivacyEvent":
         """The same release with its noise ``factor`` times larger (σ·factor, or ζ/factor).

@@ -158,10 +158,39 @@ def _with_checks(function, setting: str):
         arguments.update(check_arguments(setting, arguments))
         positional = [arguments.pop(p.name) for p in signature.parameters.values()
                       if p.kind is inspect.Parameter.POSITIONAL_ONLY]
-        return function(*positional, **arguments)
+        trace = function(*positional, **arguments)
+        check_finite(function.__name__, trace, arguments)
+        return trace
 
     checked._unchecked = function
     return checked
+
+
+class NonFiniteModel(FloatingPointError):
+    """A private run's released model holds NaN or ±∞ while its ε is finite: raised instead of returning it.
+
+    A model of NaNs "at ε = 1" would be a privacy statement about nothing (and a NaN release is not
+    what the noise calibration covered), so :func:`check_finite` refuses it, naming the settings.
+    """
+
+
+def check_finite(name: str, trace, settings: dict) -> None:
+    """Raise :class:`NonFiniteModel` when ``trace`` releases a non-finite model under a finite ε."""
+    import numpy as np
+
+    model = getattr(trace, "model", None)
+    privacy = getattr(trace, "privacy", None)
+    if model is None or privacy is None or not math.isfinite(getattr(privacy, "epsilon", math.inf)):
+        return
+    model = np.asarray(model, dtype=float)
+    if np.all(np.isfinite(model)):
+        return
+    shown = ", ".join(f"{k}={v!r}" for k, v in settings.items()
+                      if k != "problem" and (v is None or isinstance(v, (int, float, str))))
+    raise NonFiniteModel(f"{name} released a model with {int(np.sum(~np.isfinite(model)))} NaN or infinite entries "
+                         f"while reporting ε = {privacy.epsilon:.4g}; the run left floating point at these settings "
+                         f"({shown}): move rho, the step sizes or the clipping bound towards the middle of their "
+                         "ranges")
 
 
 #: What a run keeps per iteration besides its iterates, in 8-byte numbers per agent: the local
@@ -217,9 +246,13 @@ def check_arguments(setting: str, arguments: dict) -> dict:
     """Check the arguments every algorithm shares; return them converted (e.g. ``iterations=3.0`` → 3).
 
     ``problem`` must be a :class:`~dpadmm_lite.problems.Problem` (TypeError), ``epsilon`` in
-    (0, ∞], ``delta`` in (0, 1), ``rho`` > 0, ``seed`` a whole number ≥ 0, ``nu`` ≥ 0, and
-    ``iterations`` a whole number in [1, :func:`max_iterations`]. Arguments absent from
-    ``arguments`` are not checked; algorithm-specific options are left to the algorithm.
+    (0, 1e4] or ∞, ``delta`` in [1e-100, 1), ``rho`` in [1e-12, 1e12], ``seed`` a whole number
+    ≥ 0, ``nu`` 0 or in [1e-12, 1e12], and ``iterations`` a whole number in [1,
+    :func:`max_iterations`]. A number given for an option of :data:`SCALE_OPTIONS` must lie in
+    [1e-12, 1e12] too, a ``sampling_rate`` in [1e-9, 1], ``n_agents`` in [1, n], and ``inner``
+    steps must fit in memory; the bounds keep every run inside floating point (see
+    :data:`dpadmm_lite._validate.SCALE_RANGE`). Arguments absent from ``arguments`` are not
+    checked; algorithm-specific ranges are left to the algorithm.
     """
     from .problems import Problem
 
@@ -232,16 +265,41 @@ def check_arguments(setting: str, arguments: dict) -> dict:
     if "epsilon" in arguments:
         out["epsilon"] = check.epsilon(arguments["epsilon"])
     if "delta" in arguments:
-        out["delta"] = check.open_unit("delta", arguments["delta"])
+        out["delta"] = check.delta(arguments["delta"])
     if "rho" in arguments:
-        out["rho"] = check.positive("rho", arguments["rho"])
+        out["rho"] = check.scale("rho", arguments["rho"])
     if "seed" in arguments:
         out["seed"] = check.count("seed", arguments["seed"], minimum=0)
     if "nu" in arguments:
         try:
-            out["nu"] = check.nonnegative("nu", arguments["nu"])
-        except ValueError:
-            raise ValueError(f"nu (the smoothing strength ν) must be in [0, ∞), got {arguments['nu']!r}") from None
+            out["nu"] = check.scale("nu", arguments["nu"], allow_zero=True)
+        except ValueError as err:
+            raise ValueError(str(err).replace("nu must", "nu (the smoothing strength ν) must", 1)) from None
+    for name in SCALE_OPTIONS:  # a number where a scale setting goes; None, strings, arrays: the algorithm's
+        if name in arguments and _is_number(arguments[name]):
+            out[name] = check.scale(name, arguments[name])
+    if "inner_tol" in arguments and _is_number(arguments["inner_tol"]):
+        out["inner_tol"] = check.positive("inner_tol", arguments["inner_tol"])
+        if out["inner_tol"] > 1:
+            raise ValueError(f"inner_tol must be in (0, 1] (the gradient norm at which a local solve stops; above 1 "
+                             f"it stops at once and its certified distance leaves floating point), got "
+                             f"{arguments['inner_tol']!r}")
+    if "sampling_rate" in arguments and _is_number(arguments["sampling_rate"]):
+        out["sampling_rate"] = check.sampling_rate(arguments["sampling_rate"])
+    problem = arguments.get("problem")
+    if isinstance(problem, Problem):
+        if _is_number(arguments.get("n_agents")):  # before the memory estimate, which multiplies by it
+            agents = check.count("n_agents", arguments["n_agents"])
+            if agents > problem.n:
+                raise ValueError(f"n_agents must be a whole number in [1, n_samples = {problem.n}] (every agent "
+                                 f"holds at least one record), got {check._short(arguments['n_agents'])}")
+        if _is_number(arguments.get("inner")):  # inner steps of an epoch: one epoch must fit in memory
+            inner = check.count("inner", arguments["inner"])
+            per_step = 8 * 2 * (problem.d + (problem.A.shape[0] if problem.regularizer == "fused"
+                                            and problem.A is not None else problem.d)) * _COPIES
+            check.fits_in_memory("inner", arguments["inner"], inner * per_step,
+                                 what=f"one epoch of {check._short(inner)} inner steps",
+                                 limit=max(1, int(check.MEMORY_BUDGET // per_step)))
     if "iterations" in arguments:
         iterations = check.count("iterations", arguments["iterations"])
         if "problem" in arguments:
@@ -253,6 +311,22 @@ def check_arguments(setting: str, arguments: dict) -> dict:
                                      what=f"the trace of {check._short(iterations)} iterations", limit=limit)
         out["iterations"] = iterations
     return out
+
+
+#: Options that are positive scale settings wherever an algorithm takes them (a clipping bound, a
+#: step size, a learning rate, a relaxation, a noise level): a number given for one must lie in
+#: :data:`dpadmm_lite._validate.SCALE_RANGE` (the algorithm then checks its own, narrower range).
+SCALE_OPTIONS = ("clip", "step", "eta", "gamma", "learning_rate", "c_w", "c2", "snapshot_noise", "relaxation")
+
+
+def _is_number(value) -> bool:
+    """A lone number (Fraction and Decimal too), not a flag, a string, None or an array."""
+    from decimal import Decimal
+    from numbers import Real
+
+    import numpy as np
+
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (Real, np.floating, np.integer, Decimal))
 
 
 class AlgorithmNames(tuple):

@@ -8,6 +8,13 @@ raise ``ValueError`` or ``TypeError`` whose message names that argument, within
 :data:`CALL_SECONDS` (a ``SIGALRM`` guard; Hypothesis' deadline as well). A huge ``iterations``
 must be refused before anything is allocated, naming the maximum that fits.
 
+Values at the edge of floating point (issue 38) go to every numeric parameter of every registered
+algorithm: subnormal (5e-324, 1e-310), tiny (1e-300), near overflow (1e308, 1.7e308), and the valid
+value as a ``Fraction`` and a ``Decimal``. Each call must refuse with a named ``ValueError``/``TypeError``
+or return a finite model — no hang, no other exception, no NaN or ∞. The accountant answers soundly
+(possibly ε = ∞, never an exception) for finite releases at the edge: a noise multiplier of 1e-600,
+a sampling rate of 5e-324, 10³⁰ releases, ``Fraction`` sensitivities.
+
 Valid extremes are tested too: the ε and ρ sliders' ends (ε = 0.01, ρ = 1e-3) on every
 algorithm's small case (tests/algorithm_cases.py) give a finite result, and the accountant's
 calibration at a tiny ε or a huge number of steps returns a sound finite noise or a named error.
@@ -17,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from decimal import Decimal
+from fractions import Fraction
 import math
 import re
 import resource
@@ -24,6 +33,7 @@ import signal
 import sys
 import time
 import tracemalloc
+import warnings
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -564,3 +574,193 @@ def test_calibration_over_the_whole_valid_range_is_finite_and_sound_or_named(log
         assert re.search(r"\b(epsilon|steps)\b", str(err)), str(err)
         return
     assert 0 < z < INF and spent <= epsilon, (z, spent)
+
+
+# ============================================================================ the edge of floating point
+#: Finite numbers at the edge of floating point: subnormal, tiny, near overflow.
+EDGE_VALUES = (5e-324, 1e-310, 1e-300, 1e308, 1.7e308)
+#: The parameters of the registered algorithms that take a number (or None for a default number).
+NUMERIC = {"epsilon", "delta", "rho", "iterations", "seed", "nu", "n_agents", "batch_size", "clip", "sampling_rate",
+           "relaxation", "step", "eta", "gamma", "mu", "c_w", "learning_rate", "theta", "c2", "snapshot_noise",
+           "inner", "min_local_size", "inner_tol", "max_inner", "record_every", "graph_seed", "convexity"}
+#: The options of the Cyffers et al. runs (passed through ``**options``) that take a number.
+FIXED_POINT_OPTIONS = ("relaxation", "step", "gamma", "graph_seed", "clip", "sampling_rate")
+#: At most this many iterations per edge call (the small cases run 3 – 40): the checks come before any work.
+EDGE_ITERATIONS = 3
+
+
+def _numeric_parameters(name: str) -> list[str]:
+    info = registry.info(name)
+    signature = inspect.signature(info.function).parameters
+    names = [k for k in signature if k in NUMERIC]
+    names += [k for k in case(name).options if k in NUMERIC and k not in names]
+    if "options" in signature:
+        names += [k for k in FIXED_POINT_OPTIONS if k not in names]
+    return names
+
+
+def _edge_valid(name: str) -> dict:
+    info = registry.info(name)
+    options = dict(case(name).options)
+    return dict(problem=_problem(name), epsilon=1.0 if info.private else INF, delta=1e-5,
+                rho=options.pop("rho", 1.0), iterations=min(options.pop("iterations"), EDGE_ITERATIONS), seed=0,
+                **options)
+
+
+def _exact(value):
+    """``value`` (a valid setting) as a Fraction and a Decimal; a default (None) as those of 1."""
+    value = 1 if value is None or isinstance(value, str) or not math.isfinite(value) else value
+    return Fraction(value), Decimal(repr(value))
+
+
+EDGE_PAIRS = [(name, parameter) for name in dl.algorithms() for parameter in _numeric_parameters(name)]
+
+
+@pytest.mark.parametrize("name, parameter", EDGE_PAIRS, ids=[f"{n}-{p}" for n, p in EDGE_PAIRS])
+def test_a_value_at_the_edge_of_floating_point_is_refused_by_name_or_runs_finite(name, parameter):
+    valid = _edge_valid(name)
+    default = valid.get(parameter, inspect.signature(registry.info(name).function).parameters.get(parameter))
+    default = getattr(default, "default", default)
+    failures = []
+    for value in (*EDGE_VALUES, *_exact(default if not isinstance(default, type) else None)):
+        STATS["calls"] += 1
+        try:
+            with time_limit(CALL_SECONDS), np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # e.g. "stopped at max_inner": documented, ε = ∞
+                trace = dl.run(name, **{**valid, parameter: value})
+        except (ValueError, TypeError) as err:
+            if not _names(str(err), parameter):
+                failures.append(f"{parameter}={value!r}: {type(err).__name__} without naming {parameter!r}: {err}")
+        except Hang:
+            failures.append(f"{parameter}={value!r}: hung (> {CALL_SECONDS} s)")
+        except Exception as err:  # noqa: BLE001 - the point of the test
+            failures.append(f"{parameter}={value!r}: {type(err).__name__}: {err}")
+        else:
+            if not np.all(np.isfinite(trace.model)):
+                failures.append(f"{parameter}={value!r}: a non-finite model (ε = {trace.privacy.epsilon:.4g})")
+    assert not failures, f"{name}: " + "; ".join(failures)
+
+
+def test_the_edge_fuzzer_drives_every_numeric_parameter():
+    for name in dl.algorithms():
+        assert {"epsilon", "delta", "rho", "iterations", "seed"} <= set(_numeric_parameters(name)), name
+    assert len(EDGE_PAIRS) >= 200
+
+
+@pytest.mark.parametrize("parameter, value, match", [
+    ("delta", 5e-324, r"delta must be in \[1e-100, 1\)"),
+    ("rho", 1e-300, r"rho must be in \[1e-12, 1e\+12\]"),
+    ("rho", 5e-324, r"rho must be in \[1e-12, 1e\+12\]"),
+    ("clip", 1e308, r"clip must be in \[1e-12, 1e\+12\]"),
+    ("clip", 1e-300, r"clip must be in \[1e-12, 1e\+12\]"),
+    ("sampling_rate", 1e-300, r"sampling_rate must be in \[1e-09, 1\]"),
+])
+def test_the_issues_edge_cases_name_their_parameter(parameter, value, match):
+    name = "private_admm_federated" if parameter == "sampling_rate" else "dp_admm"
+    valid = _edge_valid(name)
+    if parameter == "clip":
+        valid["clip"] = 0.1
+    with time_limit(CALL_SECONDS), pytest.raises(ValueError, match=match):
+        dl.run(name, **{**valid, parameter: value})
+
+
+def test_n_agents_near_overflow_names_n_agents_not_iterations():
+    with pytest.raises(ValueError, match=r"n_agents must be a whole number in \[1, n_samples = 240\]"):
+        dl.run("dvp_star", **{**_edge_valid("dvp_star"), "n_agents": 1e308})
+
+
+def test_a_nan_model_under_a_finite_epsilon_is_refused(monkeypatch):
+    """The shared run path never returns a non-finite model with a finite ε: a NaN in the noise (forced
+    here) surfaces as NonFiniteModel naming the settings, not as a model of NaNs "at ε = 1"."""
+    from dpadmm_lite import mechanisms
+
+    original = mechanisms.gaussian
+    monkeypatch.setattr(mechanisms, "gaussian", lambda rng, sigma, shape: original(rng, sigma, shape) * NAN)
+    monkeypatch.setattr(sys.modules["dpadmm_lite.algorithms.linearized"], "gaussian", mechanisms.gaussian,
+                        raising=False)
+    valid = _edge_valid("dp_admm")
+    with pytest.raises(registry.NonFiniteModel, match=r"dp_admm released a model with .* NaN .*rho=1\.0"):
+        dl.run("dp_admm", **valid)
+    assert issubclass(registry.NonFiniteModel, FloatingPointError)
+    # without a privacy claim (ε = ∞) a diverging run is the caller's to see: no error
+    with np.errstate(all="ignore"):
+        dl.run("admm_linearized", **{**_edge_valid("admm_linearized")})
+
+
+def _mu2_lower(count: int, z: float) -> float:
+    """μ²/2 of ``count`` Gaussian releases at noise multiplier z: a lower bound on their true ε at any δ < ½."""
+    return count / (2 * z * z) if z > 0 else INF
+
+
+@pytest.mark.parametrize("events, least", [
+    ([PrivacyEvent("gaussian", 1e300, 1e-300)], INF),                       # z = 1e-600: ε = ∞
+    ([PrivacyEvent("gaussian", 1.0, 1e-300)], INF),
+    ([PrivacyEvent("gaussian", 1e300, 1.0)], INF),
+    ([PrivacyEvent("gaussian", 1.0, 1e-300), PrivacyEvent("gaussian", 1.0, 1.0, count=5, sampling_rate=0.1)], INF),
+    ([PrivacyEvent("gaussian", 1.0, 1e-100)], _mu2_lower(1, 1e-100)),       # finite, huge: not below μ²/2
+    ([PrivacyEvent("gaussian", 1.0, 1.0, count=10**30)], _mu2_lower(10**30, 1.0)),
+    ([PrivacyEvent("gaussian", 1.0, 1.0, count=10, sampling_rate=5e-324)], 0.0),
+    ([PrivacyEvent("gaussian", 1.0, 0.1, count=10, sampling_rate=1e-310, neighbours="replace_one")], 0.0),
+    ([PrivacyEvent("laplace_l2", 1.0, 1e10, count=5)], 5e10),               # pure ε₀ = 1e10 each: summed
+    ([PrivacyEvent("laplace_l2", 1.0, 1e10, count=5, sampling_rate=0.1)], 5 * (1e10 + math.log(0.1))),
+])
+def test_the_accountant_answers_soundly_at_the_edge_of_floating_point(events, least):
+    with time_limit(CALL_SECONDS):
+        eps = acc.ledger_epsilon(events, 1e-5)
+        bounds = acc.ledger_bounds(events, 1e-5)
+        guarantee = acc.ledger_guarantee(events, 1e-5)
+    assert eps >= least * (1 - 1e-9) and not math.isnan(eps), (eps, least)
+    assert guarantee.epsilon == eps and min(bounds.values()) == eps
+
+
+def test_a_tiny_sampling_rate_is_accounted_soundly_as_the_floor():
+    """ε grows with q, so a rate below the floor is accounted at the floor: never less than the truth."""
+    tiny = PrivacyEvent("gaussian", 1.0, 0.5, count=10, sampling_rate=5e-324)
+    floor = PrivacyEvent("gaussian", 1.0, 0.5, count=10, sampling_rate=acc._bounds.SAMPLING_RATE_FLOOR)
+    assert acc.ledger_epsilon([tiny], 1e-5) == acc.ledger_epsilon([floor], 1e-5)
+    assert acc.gaussian_epsilon(0.5, 10, 1e-5, 5e-324) == acc.gaussian_epsilon(0.5, 10, 1e-5, 1e-300)
+
+
+@pytest.mark.parametrize("z, q", [(1e-300, 1.0), (1e-300, 0.1), (1e-160, 1.0)])
+def test_gaussian_epsilon_of_a_vanishing_noise_is_infinite(z, q):
+    with time_limit(CALL_SECONDS):
+        assert acc.gaussian_epsilon(z, 10, 1e-5, q) == INF
+
+
+def test_exact_numbers_are_accounted_as_their_floats():
+    third = PrivacyEvent("gaussian", Fraction(1, 3), 1.0, count=3)
+    assert acc.ledger_epsilon([third], 1e-5) == acc.ledger_epsilon([PrivacyEvent("gaussian", 1 / 3, 1.0, count=3)], 1e-5)
+    assert acc.gaussian_epsilon(Fraction(3, 2), Fraction(10), Fraction(1, 10**5)) == acc.gaussian_epsilon(1.5, 10, 1e-5)
+    assert acc.gaussian_epsilon(Decimal("1.5"), Decimal("10"), Decimal("0.00001")) == acc.gaussian_epsilon(1.5, 10, 1e-5)
+
+
+def test_a_batch_of_cyffers_runs_refuses_a_nan_model_too(monkeypatch):
+    """fixed_point.run_many (the sweeps' batched entry point, outside the registry's wrapper) checks each trace."""
+    from dpadmm_lite.algorithms import fixed_point
+
+    fill = fixed_point._Noise.fill
+
+    def nan_noise(self, j, out, within):
+        fill(self, j, out, within)
+        out[...] = NAN
+        return True
+
+    options = dict(case("private_admm").options)
+    options.pop("iterations")
+    runs = [dict(epsilon=1.0, seed=0, **options)]
+    problem = _problem("private_admm")
+    assert np.all(np.isfinite(fixed_point.run_many("private_admm", problem, runs, iterations=3)[0].model))
+    monkeypatch.setattr(fixed_point._Noise, "fill", nan_noise)
+    with pytest.raises(registry.NonFiniteModel, match=r"private_admm released a model with .* NaN"):
+        fixed_point.run_many("private_admm", problem, runs, iterations=3)
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace_l2"])
+def test_exact_numbers_in_a_privacy_event_are_accounted_as_floats(mechanism):
+    """A Fraction or Decimal sensitivity, noise, count or sampling rate is stored as its float (int): the
+    same ε as the floats, where a Decimal used to raise TypeError inside the accountant."""
+    plain = PrivacyEvent(mechanism, 0.5, 2.0, count=3, sampling_rate=0.1)
+    for exact in (PrivacyEvent(mechanism, Fraction(1, 2), Fraction(2), count=Fraction(3), sampling_rate=Fraction(1, 10)),
+                  PrivacyEvent(mechanism, Decimal("0.5"), Decimal("2"), count=Decimal("3"), sampling_rate=Decimal("0.1"))):
+        assert type(exact.sensitivity) is float and type(exact.count) is int and exact == plain
+        assert acc.ledger_epsilon([exact], 1e-5) == acc.ledger_epsilon([plain], 1e-5)

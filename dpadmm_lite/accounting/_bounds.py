@@ -13,6 +13,18 @@ from ._gdp import _gdp_epsilon
 from ._rdp import ORDERS, _Composition, _eps_per_order, _rdp_to_epsilon
 
 
+#: Below this noise multiplier z = σ/Δ a Gaussian release's ε at any δ < 1/2 exceeds 1e299 (≈ 1/(2z²)),
+#: and 1/z² leaves floating point: the ledger's ε is reported as ∞ (sound: never smaller than the truth).
+GAUSSIAN_Z_FLOOR = 1e-150
+#: Sampling rates below this are accounted as this rate: ε only grows with q (the pair at q is the pair at
+#: q' > q mixed with the same N(0, σ²), and the hockey-stick divergence is jointly convex), so this is
+#: sound, and it keeps the PLD's grid and the RDP's logarithms inside floating point (q = 1e-310 is
+#: subnormal and 1/q overflows).
+SAMPLING_RATE_FLOOR = 1e-300
+#: A pure release with ε₀ = ζΔ above this overflows exp(ε₀); such releases are composed by plain summation.
+PURE_EPSILON_CAP = 700.0
+
+
 def _check_events(events) -> list[PrivacyEvent]:
     try:
         events = list(events)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _validate as check
 from ..privacy import NEIGHBOURS
 from . import _pld
-from ._bounds import _bounds, _window_hint
+from ._bounds import GAUSSIAN_Z_FLOOR, SAMPLING_RATE_FLOOR, _bounds, _window_hint
 from ._gdp import _gdp_epsilon, _gdp_mu_for
 from ._rdp import _Composition
 from ._search import _calibrate
@@ -81,6 +81,9 @@ def _replace_one(neighbours) -> bool:
 def _gaussian_epsilon(z: float, steps: int, delta: float, q: float, replace_one: bool = False) -> float:
     if math.isinf(z):
         return 0.0
+    if z < GAUSSIAN_Z_FLOOR or not math.isfinite(steps * 4.0 / (z * z)):
+        return math.inf  # ε ≈ T/(2z²) leaves floating point (sound: never smaller than the truth)
+    q = max(q, SAMPLING_RATE_FLOOR)  # ε grows with q: sound, and inside floating point
     if q == 1.0:
         return _gdp_epsilon(math.sqrt(steps) / z * (2.0 if replace_one else 1.0), delta)
     return min(_bounds(*_single(z, q, steps, replace_one), delta).values())

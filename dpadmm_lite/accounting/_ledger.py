@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import Iterable
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from .. import _validate as check
 from ..privacy import PrivacyEvent, PrivacyGuarantee
 from . import _pld
-from ._bounds import GDP, _bounds, _check_events, _composition, _reduce, _scaled
+from ._bounds import GAUSSIAN_Z_FLOOR, GDP, PURE_EPSILON_CAP, SAMPLING_RATE_FLOOR, _bounds, _check_events, _composition, _reduce, _scaled
 from ._gdp import _gdp_mu_for
 from ._rdp import ORDERS, _orders
 from ._search import _calibrate
@@ -36,7 +37,54 @@ def ledger_bounds(events: Iterable[PrivacyEvent], delta: float) -> dict[str, flo
     delta = check.open_unit("delta", delta)
     if not events:
         return {}
+    events, edge = _at_the_edge(events, delta)
+    if edge is not None:
+        return {edge[1]: edge[0]}
     return _bounds(*_reduce(events), delta, refine_rdp=True)
+
+
+#: How an answer at the edge of floating point is named among the bounds (:func:`ledger_bounds`).
+EDGE = "edge of floating point (sound bound)"
+
+
+def _amplified(e0: float, q: float) -> float:
+    """log(1 + q(e^ε₀ − 1)), the pure ε of a Poisson-sampled ε₀-DP release, without overflowing e^ε₀."""
+    if q == 1.0:
+        return e0
+    if e0 <= PURE_EPSILON_CAP:
+        return math.log1p(q * math.expm1(e0))
+    return e0 + math.log(q + (1.0 - q) * math.exp(-e0))
+
+
+def _at_the_edge(events: list[PrivacyEvent], delta: float):
+    """``(events, None)`` with sampling rates below :data:`SAMPLING_RATE_FLOOR` raised to it, or
+    ``(events, (ε, bound name, statement))`` when a release leaves floating point: a Gaussian noise
+    multiplier below :data:`GAUSSIAN_Z_FLOOR` (or 1/z² summed to ∞) gives ε = ∞; pure releases with
+    ε₀ above :data:`PURE_EPSILON_CAP` are summed (basic composition, sound) and added to the ε of the
+    rest at δ."""
+    events = [e if e.sampling_rate >= SAMPLING_RATE_FLOOR else replace(e, sampling_rate=SAMPLING_RATE_FLOOR)
+              for e in events]
+    gaussians = [e for e in events if e.mechanism == "gaussian"]
+    inv_z2 = 0.0
+    for e in gaussians:
+        z = float(e.noise) / float(e.sensitivity)
+        inv_z2 += e.count * 4.0 / (z * z) if z >= GAUSSIAN_Z_FLOOR else math.inf
+        if not math.isfinite(inv_z2):
+            return events, (math.inf, EDGE, f"a Gaussian release with noise multiplier σ/Δ = {z:.3g} (below "
+                                            f"{GAUSSIAN_Z_FLOOR:g}, or too many of them): ε leaves floating point, "
+                                            "reported as ∞")
+    loud = [e for e in events if e.mechanism != "gaussian" and float(e.noise) * float(e.sensitivity) > PURE_EPSILON_CAP]
+    if not loud:
+        return events, None
+    pure = 0.0
+    for e in loud:
+        e0 = float(e.noise) * float(e.sensitivity)
+        e0 = 2.0 * e0 if e.neighbours == "replace_one" else e0  # the replace-one pair moves by 2Δ at most
+        pure += e.count * _amplified(e0, e.sampling_rate)
+    rest = [e for e in events if e not in loud]
+    eps = pure + (_ledger_of(tuple(rest), float(delta))[0] if rest else 0.0)
+    return events, (eps, EDGE, f"{sum(e.count for e in loud)} pure releases with ε₀ above {PURE_EPSILON_CAP:g} "
+                               f"summed (ε = {pure:.4g}), plus the rest at δ")
 
 
 def _ledger(events, delta) -> tuple[float, str, str]:
@@ -44,6 +92,9 @@ def _ledger(events, delta) -> tuple[float, str, str]:
     delta = check.open_unit("delta", delta)
     if not events:
         return math.inf, "nothing", "no noisy release recorded: nothing is guaranteed"
+    events, edge = _at_the_edge(events, delta)
+    if edge is not None:
+        return edge
     return _ledger_of(tuple(events), float(delta))
 
 

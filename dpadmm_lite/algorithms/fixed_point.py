@@ -122,7 +122,7 @@ from .. import mechanisms
 from .. import topology as _topology
 from ..privacy import PrivacyEvent, PrivacyGuarantee
 from ..problems import soft_threshold
-from ..registry import register
+from ..registry import check_finite, register
 from ..trace import Trace, from_iterates
 
 __all__ = ["admm_consensus", "private_admm", "admm_federated", "private_admm_federated", "admm_walk",
@@ -828,7 +828,7 @@ def _paper_sigma(epsilon, **kwargs) -> float:
 
 # ====================================================================== options and runs
 def _gamma(rho, gamma) -> float:
-    return 1.0 / check.positive("rho", rho) if gamma is None else check.positive("gamma", gamma)
+    return 1.0 / check.scale("rho", rho) if gamma is None else check.scale("gamma", gamma)
 
 
 def _clip(problem, clip, algorithm: str, *, private: bool, needed: bool) -> float:
@@ -837,7 +837,7 @@ def _clip(problem, clip, algorithm: str, *, private: bool, needed: bool) -> floa
             raise ValueError(f"clip must be given for private {algorithm!r} here: the {problem.loss} loss has no "
                              "Lipschitz constant, so only clipping bounds what one record can move")
         return math.inf
-    return check.positive("clip", clip)
+    return check.scale("clip", clip)
 
 
 def _topology_for(topology, n: int, graph_seed: int):
@@ -898,7 +898,7 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
     """Check every run's options, choose its σ and write its ledger (the part shared by all entry points)."""
     info = _ALGORITHMS[name]
     mode, private = info["mode"], info["private"]
-    delta = check.open_unit("delta", delta)
+    delta = check.delta(delta)
     iterations = check.count("iterations", iterations)
     records_n = problem.n
     settings, sigmas, ledgers, papers, extras, paths = [], [], [], [], [], []
@@ -912,11 +912,11 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
         if not private and not math.isinf(epsilon):
             raise ValueError(f"epsilon must be math.inf for the non-private {name!r} (its private twin is "
                              f"{info['twin']!r}), got {epsilon!r}")
-        sampling_rate = check.half_open_unit("sampling_rate", o.pop("sampling_rate", 0.1)) \
+        sampling_rate = check.sampling_rate(o.pop("sampling_rate", 0.1)) \
             if mode in ("federated", None) else 1.0
         if mode is None:
             step = o.pop("step", None)
-            step = 1.0 / problem.public_smoothness if step is None else check.positive("step", step)
+            step = 1.0 / problem.public_smoothness if step is None else check.scale("step", step)
             clip = _clip(problem, o.pop("clip", None), name, private=private,
                          needed=not math.isfinite(problem.lipschitz))
             if calibration == "paper":
@@ -931,7 +931,7 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
         else:
             gamma = _gamma(rho, o.pop("gamma", None))
             theta = o.pop("relaxation", 0.5)
-            theta = check.positive("relaxation", theta)
+            theta = check.scale("relaxation", theta)
             if theta > 1:
                 raise ValueError(f"relaxation must be in (0, 1] (the paper's λ), got {theta!r}")
             clip = _clip(problem, o.pop("clip", None), name, private=private,
@@ -1095,10 +1095,14 @@ def run_many(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5
         iterates (each run has its own random streams).
     """
     record_every = check.count("record_every", record_every)
+    record_every = min(record_every, check.count("iterations", iterations))  # beyond T: the last iterate only
     plan, paths = _plan(name, problem, runs, delta=delta, iterations=iterations)
     history = _execute(plan, problem, paths, iterations=iterations, keep_iterates=True, threads=threads)
     keep = np.unique(np.append(np.arange(record_every - 1, iterations, record_every), iterations - 1))
-    return [_trace(plan, problem, history, b, delta=delta, keep=keep) for b in range(len(plan.settings))]
+    traces = [_trace(plan, problem, history, b, delta=delta, keep=keep) for b in range(len(plan.settings))]
+    for trace, options in zip(traces, runs):  # no NaN model under a finite ε (registry.NonFiniteModel)
+        check_finite(name, trace, {**options, "delta": delta, "iterations": iterations})
+    return traces
 
 
 def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float = 1e-5,

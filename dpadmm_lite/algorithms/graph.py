@@ -637,6 +637,9 @@ def network(problem: Problem, *, topology="ring", n_agents: int | None = None, s
     graph.check_connected()
     N = graph.n_agents
     min_local_size = check.count("min_local_size", min_local_size)
+    if min_local_size > problem.n:
+        raise ValueError(f"min_local_size must be a whole number in [1, n_samples = {problem.n}], got "
+                         f"{check._short(min_local_size)}")
     if owner is None:
         if N * min_local_size > problem.n:
             raise ValueError(f"n_agents must be in [2, {problem.n // min_local_size}] so that each agent holds at "
@@ -815,8 +818,8 @@ def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e
     """
     if not math.isinf(check.epsilon(epsilon)):
         raise ValueError(f"epsilon must be ∞ (math.inf) for the non-private 'admm_graph', got {epsilon!r}")
-    check.open_unit("delta", delta)
-    rho = check.positive("rho", rho)
+    check.delta(delta)
+    rho = check.scale("rho", rho)
     T = check.count("iterations", iterations)
     seed = check.count("seed", seed, minimum=0)
     if problem.regularizer not in ("l1", "l2"):

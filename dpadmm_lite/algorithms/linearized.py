@@ -125,7 +125,7 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     (eta, gamma)
         The x-update moves by ``η/γ`` times the (noisy) gradient of the augmented Lagrangian.
     """
-    rho = check.positive("rho", rho)
+    rho = check.scale("rho", rho)
     if eta is None:
         eta = 1.0 / default_smoothness(problem, private=private, name=name)
     else:  # the caller's step, public; Lemma 5 is checked, which reads the data only to refuse, never to choose
@@ -137,7 +137,7 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     if gamma is None:
         gamma = gamma_min
     else:
-        gamma = check.positive("gamma", gamma)
+        gamma = check.scale("gamma", gamma)
         if gamma < gamma_min * (1 - 1e-12):
             raise ValueError(
                 f"gamma must be >= γ_min = ηρ‖AᵀA‖₂ + 1 = {gamma_min:.6g} (Xu et al., Sec. IV-A, so that "
@@ -238,7 +238,7 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: f
     True
     """
     epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
+    delta = check.delta(delta)
     iterations = check.count("iterations", iterations)
     mu = check.open_unit("mu", mu)
     check.choice("calibration", calibration, CALIBRATIONS)
@@ -386,11 +386,11 @@ def _iterate(problem, *, rho, iterations, eta, gamma, sigma, rng, accelerated, c
 def _run(problem, *, name, epsilon, delta, rho, iterations, seed, accelerated, eta, gamma, mu, calibration, clip,
          restart=None) -> Trace:
     epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
+    delta = check.delta(delta)
     iterations = check.count("iterations", iterations)
     seed = check.count("seed", seed, minimum=0)
     if clip is not None:
-        clip = check.positive("clip", clip)
+        clip = check.scale("clip", clip)
     if restart is not None and not isinstance(restart, (bool, np.bool_)):
         raise ValueError(f"restart must be True or False, got {restart!r}")
     sigma, ledger, paper = noise_scale(problem, epsilon=epsilon, delta=delta, iterations=iterations, mu=mu,

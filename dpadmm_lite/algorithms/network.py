@@ -178,8 +178,8 @@ def _dvp_plan(problem, net: Network, alphas, rho, *, rule, sensitivity):
 def _run_checks(problem, name, epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner):
     _check_problem(problem, name)
     epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
-    rho = check.positive("rho", rho)
+    delta = check.delta(delta)
+    rho = check.scale("rho", rho)
     T = check.count("iterations", iterations)
     seed = check.count("seed", seed, minimum=0)
     check.choice("calibration", calibration, CALIBRATIONS)

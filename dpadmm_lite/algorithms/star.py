@@ -615,8 +615,8 @@ def _finish(problem, record: _Record, *, rho, noise, ledger, delta, privacy_pape
 def _common(problem, name, *, epsilon, delta, rho, iterations, seed, n_agents, sizes, owner, private):
     _check_problem(problem, private=private, name=name)
     epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
-    rho = check.positive("rho", rho)
+    delta = check.delta(delta)
+    rho = check.scale("rho", rho)
     iterations = check.count("iterations", iterations)
     seed = check.count("seed", seed, minimum=0)
     if owner is None:
@@ -1087,7 +1087,7 @@ def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
                                                    sizes=sizes, owner=owner, private=True)
     learning_rate = check.positive("learning_rate", learning_rate)
-    clip = float(problem.lipschitz) if clip is None else check.positive("clip", clip)
+    clip = float(problem.lipschitz) if clip is None else check.scale("clip", clip)
     check.choice("calibration", calibration, CALIBRATIONS)
     sensitivity = 2.0 * clip / stack.sizes
     if math.isinf(epsilon):
@@ -1156,7 +1156,7 @@ def step_sizes(problem, *, sizes, iterations: int, c_w: float, epsilon: float | 
     c_w = check.positive("c_w", c_w)
     if noise_multiplier is None:
         epsilon = check.epsilon(epsilon)
-        delta = check.open_unit("delta", delta)
+        delta = check.delta(delta)
         z = 0.0 if math.isinf(epsilon) else math.sqrt(2 * math.log(1.25 / delta)) / epsilon
     else:
         z = check.nonnegative("noise_multiplier", noise_multiplier)

@@ -331,7 +331,7 @@ def settings(problem, *, algorithm: str = "dp_sadmm", rho: float = 1.0, nu: floa
         Per-example gradient clipping norm C > 0; required for a private run on the squared loss.
     """
     check.choice("algorithm", algorithm, ("dp_sadmm", "sadmm", "dp_vradmm", "svrg_admm"))
-    rho = check.positive("rho", rho)
+    rho = check.scale("rho", rho)
     try:
         nu = check.nonnegative("nu", nu)
     except ValueError:
@@ -354,7 +354,7 @@ def settings(problem, *, algorithm: str = "dp_sadmm", rho: float = 1.0, nu: floa
     else:
         mu = 0.0
     if clip is not None:
-        clip = check.positive("clip", clip)
+        clip = check.scale("clip", clip)
     g = float(problem.per_example_smoothness)  # public: feature_bound²/4 (logistic) or feature_bound² (+ λ₂)
     eta_limit = 1.0 / (2.0 * g)
     stochastic = algorithm in ("dp_sadmm", "sadmm")
@@ -370,7 +370,7 @@ def settings(problem, *, algorithm: str = "dp_sadmm", rho: float = 1.0, nu: floa
     if gamma is None:
         gamma = gamma_min
     else:
-        gamma = check.positive("gamma", gamma)
+        gamma = check.scale("gamma", gamma)
         if gamma < gamma_min * (1 - 1e-12):
             raise ValueError(f"gamma must be >= γ_min = 1 + ηρ‖AᵀA‖₂ = {gamma_min:.6g} (Liu et al., eq. 9, so that "
                              f"Ĝ = γQ_ν − ηρAᵀA ⪰ I), got {gamma!r}")
@@ -459,7 +459,7 @@ def noise_scale(problem, s: Settings, *, epsilon: float, delta: float, iteration
     from .. import accounting
 
     epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
+    delta = check.delta(delta)
     check.choice("calibration", calibration, CALIBRATIONS)
     theta = check.open_unit("theta", theta)
     c2 = check.positive("c2", c2)
@@ -640,7 +640,7 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
          inner=None, clip=None, calibration="accountant", theta=0.5, c2=80.0, private_snapshot=True,
          snapshot_noise=None, record_every=1, private=True) -> Trace:
     epsilon = check.epsilon(epsilon)
-    delta = check.open_unit("delta", delta)
+    delta = check.delta(delta)
     seed = check.count("seed", seed, minimum=0)
     vr = name in ("dp_vradmm", "svrg_admm")
     try:
@@ -649,6 +649,7 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
         what = "the number of epochs S" if vr else "the number of steps T"
         raise ValueError(f"iterations ({what}) must be a whole number >= 1, got {iterations!r}") from None
     record_every = check.count("record_every", record_every)
+    record_every = min(record_every, check.count("iterations", iterations))  # beyond T: the last iterate only
     if not isinstance(private_snapshot, (bool, np.bool_)):
         raise ValueError(f"private_snapshot must be True or False, got {private_snapshot!r}")
     s = settings(problem, algorithm=name, rho=rho, nu=nu, batch_size=batch_size, convexity=convexity, mu=mu,
