@@ -43,14 +43,17 @@ def test_bad_parameters_are_named(bad):
 @pytest.mark.parametrize("eta, gamma, hat", [(1.0, 0.25, 4), (0.0, 0.1, 8), (2.0, 0.05, 3)])
 def test_selection_rdp_matches_the_theorem_for_gaussian_candidates(eta, gamma, hat):
     """Candidates with RDP ρα (a Gaussian run): min over λ̂ of (1+η)[(1−1/λ̂)ρλ̂ + L/λ̂], L = log(1/γ),
-    is (1+η)(2√(ρL) − ρ) at λ̂ = √(L/ρ); ρ is chosen so that λ̂ is one of the orders."""
+    is (1+η)(2√(ρL) − ρ) at λ̂ = √(L/ρ); ρ is chosen so that λ̂ is one of the orders. At each order the
+    bound of any larger order holds too (RDP is non-decreasing in the order): the smallest is kept."""
     L = math.log(1 / gamma)
     rho = L / hat ** 2
     assert hat in ORDERS
     got = A.selection_rdp(rho * ORDERS, eta=eta, gamma=gamma)
     expected = (rho * ORDERS + (1 + eta) * (2 * math.sqrt(rho * L) - rho)
                 + math.log(A.truncated_negative_binomial_mean(eta, gamma)) / (ORDERS - 1))
+    expected = np.array([expected[i:].min() for i in range(len(ORDERS))])  # ORDERS ascend
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert np.all(np.diff(got) >= 0)
 
 
 def test_pure_candidates_approach_liu_talwar_three_epsilon():
