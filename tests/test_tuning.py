@@ -272,3 +272,77 @@ def test_a_candidate_that_raises_is_named(data):
 def test_a_non_finite_score_is_named(data, bad):
     with pytest.raises(ValueError, match=r"validation score of candidates\[0\]"):
         _tune(data, method="fixed", score=lambda problem, model, X, y: bad)
+
+
+# ---------------------------------------------------------------- the privacy chapter's live panel
+def test_the_tuning_panel_is_registered_and_imports_only_what_the_browser_has():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dpadmm_lite import live
+
+    root = Path(__file__).resolve().parents[1]
+    assert live.PANELS["tuning"]["page"] == "book/privacy" and live.PANELS["tuning"]["function"] == "tuning_cost"
+    code = ("import sys; from dpadmm_lite import live; live.run_panel('tuning', {}); "
+            "print(sorted(m for m in ('pandas', 'sklearn', 'scipy.stats', 'scipy.optimize', 'altair', 'ipywidgets') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.strip() == "[]"
+    # the chapter's JupyterLab panel and the sweep of the static chart both call the live function, and the
+    # static chart carries the title the site looks for
+    cells = ["".join(c["source"]) for c in json.loads((root / "book" / "privacy.ipynb").read_text())["cells"]
+             if c["cell_type"] == "code"]
+    assert [s for s in cells if "dl.widgets.live(" in s and "live.tuning.tuning_cost(" in s]
+    sweep = [s for s in cells if "dl.sweep.grid(" in s and "live.tuning.tuning_cost(" in s]
+    assert sweep and f'title="{live.PANELS["tuning"]["chart"]}"' in sweep[0]
+
+
+def test_the_tuning_panels_controls_start_at_its_defaults_and_bad_values_are_named():
+    import inspect
+
+    from dpadmm_lite import live
+
+    parameters = inspect.signature(live.tuning.tuning_cost).parameters
+    for control in live.PANELS["tuning"]["controls"]:
+        assert parameters[control["name"]].default == control["value"]
+        if "min" in control:
+            assert control["min"] <= control["value"] <= control["max"]
+    for values, name in (({"epsilon": 0.0}, "epsilon"), ({"mean_repetitions": 1.0}, "mean_repetitions"),
+                         ({"eta": -1}, "eta"), ({"candidates": 0}, "candidates"), ({"delta": 0.5}, "delta")):
+        with pytest.raises(ValueError, match=name):
+            live.run_panel("tuning", values)
+
+
+def test_the_tuning_panels_rows_are_the_accountants():
+    """K candidates + the final run, each calibrated to ε: μ√(K+1) composed exactly; random stopping is
+    selection_epsilon of the run's RDP with the final run's added, flat in K; the chance of never trying a
+    setting is the pmf's E[(1 − 1/K)^K]; at ε = ∞ nothing is counted."""
+    from dpadmm_lite import live
+
+    result = live.run_panel("tuning", {"epsilon": 1.0, "mean_repetitions": 4.0, "eta": 1, "candidates": 5})
+    rows = result["rows"]
+    assert {r["candidates"] for r in rows} == set(live.tuning.CANDIDATES) | {5}
+    mu = A._gdp._gdp_mu_for(1.0, 1e-6)
+    assert A.gdp_epsilon(mu, 1e-6) == pytest.approx(1.0, rel=1e-9)
+    for r in rows:
+        if r["what"] == live.tuning.SERIES[1]:
+            assert r["epsilon"] == pytest.approx(A.gdp_epsilon(mu * math.sqrt(r["candidates"] + 1), 1e-6), rel=1e-12)
+    stopping = {r["epsilon"] for r in rows if r["what"] == live.tuning.SERIES[2]}
+    assert len(stopping) == 1
+    curve = A.ORDERS * mu * mu / 2
+    assert stopping.pop() == pytest.approx(A.selection_epsilon(curve, 1e-6, eta=1.0, gamma=0.25, final_rdp=curve))
+    at5 = next(r for r in rows if r["candidates"] == 5)
+    k = np.arange(1, 5000)
+    assert at5["never_tried"] == pytest.approx((A.truncated_negative_binomial_pmf(1.0, 0.25, k) * 0.8 ** k).sum())
+    assert "K = 5" in result["summary"] and "probability" in result["summary"]
+    free = live.run_panel("tuning", {"epsilon": math.inf})
+    assert free["rows"] and "ε=∞" in free["summary"]
+
+
+def test_the_static_grid_is_the_live_rows():
+    from dpadmm_lite import live
+
+    grid = live.tuning.tuning_grid([1.0], [4.0], [1.0])
+    assert grid == live.tuning.tuning_cost(epsilon=1.0, mean_repetitions=4.0, eta=1.0)["rows"]
