@@ -130,16 +130,29 @@ def _unit_ledger(algorithm: str, problem, options: dict, delta: float) -> tuple[
     def stand_in(events, epsilon, delta, **kwargs):
         raise _Probe(tuple(events))
 
+    # an algorithm may memoise its calibration (functools.lru_cache): during the probe it calls the function itself
+    cached = [(module, name, value) for module in _algorithm_modules() for name, value in vars(module).items()
+              if hasattr(value, "cache_info") and hasattr(value, "__wrapped__")]
     saved = accounting.calibrate_ledger, _zhang2017.calibrate_ledger
     accounting.calibrate_ledger = _zhang2017.calibrate_ledger = stand_in
+    for module, name, value in cached:
+        setattr(module, name, value.__wrapped__)
     try:
         registry.run(algorithm, problem, epsilon=1.0, delta=delta, seed=0, **options)
     except _Probe as probe:
         return probe.unit
     finally:
         accounting.calibrate_ledger, _zhang2017.calibrate_ledger = saved
+        for module, name, value in cached:
+            setattr(module, name, value)
     raise ValueError(f"algorithm {algorithm!r} with {options} does not calibrate its noise with the unified "
                      "accountant (calibration='accountant'), so the tuner cannot meet a total budget with it")
+
+
+def _algorithm_modules():
+    import sys
+
+    return [m for name, m in list(sys.modules.items()) if name.startswith(f"{__package__}.algorithms.") and m]
 
 
 def _scaled(unit: tuple[PrivacyEvent, ...], epsilon: float, delta: float) -> tuple[PrivacyEvent, ...]:

@@ -173,3 +173,45 @@ def test_the_arena_reports_its_tuning_cost_end_to_end(monkeypatch, tmp_path):
     again = arena.final(chosen, seeds=(7, 8), size="fast", iterations=5, n_jobs=2)
     same = [c for c in final.columns if c != "seconds"]  # wall-clock time is measured, not computed
     pd.testing.assert_frame_equal(final[same], again[same])
+
+
+# ---------------------------------------------------------------- the live panel's ε including tuning
+@pytest.mark.parametrize("task", ["lasso", "adult"])
+def test_the_live_panels_candidate_ledgers_are_the_tuning_runs(task):
+    """The live panel reads each candidate's ledger from its noise shape, without training: it is the ledger
+    the chapter's tuning run records (fast edition: every candidate at ε = 0.05, T = 20, the fast split), so
+    the ε including tuning it reports is the page's composition of those runs with the live run."""
+    from dpadmm_lite.live import arena as live_arena
+
+    spec = live_arena.ARENA_TUNING["fast"]
+    (tuned_at,) = spec["tune_at"]
+    for algorithm in arena.applicable(task)[:4]:
+        probed = live_arena.candidate_ledgers("fast", task, algorithm, tuned_at)
+        runs = [row for entry in arena.candidates([task], budget=spec["budget"])
+                if json.loads(entry)["algorithm"] == algorithm
+                for row in arena.evaluate(entry, 0, "validation", spec["size"], spec["iterations"], epsilon=tuned_at,
+                                          final_only=True)]
+        recorded = [arena.ledger_from_json(r["ledger"]) for r in runs]
+        assert len(probed) == len(recorded) == len(arena._configs(algorithm, spec["budget"])) * spec["seeds"]
+        final = recorded[0]
+        assert A.tuning_epsilon(probed, final, 1e-6) == pytest.approx(A.tuning_epsilon(recorded, final, 1e-6),
+                                                                      rel=1e-6)
+
+
+def test_the_live_panel_reports_the_epsilon_including_tuning():
+    """Next to each run's ε, the summary gives its ε including the tuning that chose its setting: the
+    candidate runs at the tuned ε nearest the chapter's ε whose choice applies, composed with the live run
+    (4 candidates at ε ≈ 0.71 and a run at ε = 1 in the full edition: about 1.85, never the run's 1.0)."""
+    from dpadmm_lite.live import arena as live_arena
+
+    result = live_arena.arena_field(epsilon=1.0, task="lasso", iterations=3)
+    assert set(result["with_tuning"]) == set(result["spent_epsilon"])
+    for name, alone in result["spent_epsilon"].items():
+        assert result["with_tuning"][name] > alone * 1.5
+        assert f"{name} {alone:.4g} / {result['with_tuning'][name]:.3g}" in result["summary"]
+    assert "including the tuning" in result["summary"]
+    # the two workers' shares carry the ledgers, so that the merged field reports the same
+    shares = [row for k in range(2) for row in live_arena.arena_share(k, 2, task="lasso", iterations=3)]
+    merged = live_arena.arena_field(epsilon=1.0, task="lasso", iterations=3, precomputed=shares)
+    assert merged["with_tuning"] == result["with_tuning"]
+    assert "no privacy to count" in live_arena.arena_field(epsilon=math.inf, task="lasso", iterations=3)["summary"]
