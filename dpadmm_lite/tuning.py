@@ -326,8 +326,24 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
 
     # 3. the per-run budget ε₀ whose total meets (ε, δ)
     t0 = time.perf_counter()
+    shapes = list(dict.fromkeys(units))
     if math.isinf(epsilon):
         run_eps = math.inf
+    elif len(shapes) == 1 and method == "fixed":
+        # every run has one noise shape: K (+1) copies of it are one ledger, calibrated by the accountant itself
+        unit = list(shapes[0]) * (len(drawn) + refit)
+        scale = accounting.calibrate_ledger(unit, epsilon * (1 - 1e-4), delta)
+        run_eps = accounting.ledger_epsilon([e.scaled(scale) for e in shapes[0]], delta)
+    elif len(shapes) == 1:
+        # random stopping with one noise shape: search its scale against the selection's RDP (no PLD per step)
+        from .accounting._search import _search_scale
+
+        def selection_at(x: float) -> float:
+            curve = _rdp(tuple(e.scaled(math.exp(x)) for e in shapes[0]))
+            return accounting.selection_epsilon(curve, delta, eta=eta, gamma=gamma, final_rdp=curve if refit else None)
+
+        x = _search_scale(selection_at, epsilon * (1 - 1e-4), 0.0, tol=1e-3, floor=-200.0)
+        run_eps = accounting.ledger_epsilon([e.scaled(math.exp(x)) for e in shapes[0]], delta)
     else:
         def predicted(eps0: float) -> float:
             ledgers = [_scaled(u, eps0, delta) for u in units]
