@@ -346,3 +346,38 @@ def test_the_static_grid_is_the_live_rows():
 
     grid = live.tuning.tuning_grid([1.0], [4.0], [1.0])
     assert grid == live.tuning.tuning_cost(epsilon=1.0, mean_repetitions=4.0, eta=1.0)["rows"]
+
+
+# ---------------------------------------------------------------- every private algorithm (tests/privacy_harness.py)
+@pytest.mark.parametrize("name", sorted(dl.algorithms().private))
+@pytest.mark.parametrize("method", ["fixed", "random_stopping"])
+def test_the_tuner_spends_what_it_reports_for_every_private_algorithm(name, method):
+    """The tuner's runs are plain runs of the algorithm (whose noise, sensitivity and audit the privacy tests
+    check through tests/privacy_harness.py): each is bit-for-bit ``dl.run`` at the tuner's ε₀ and seed, with the
+    same ledger and the same noise draws; the total it reports is the composition of those ledgers (fixed) or the
+    selection bound of its candidates' (random stopping), within the budget."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import privacy_harness as H
+
+    result, draws = H.tune(name, method=method, seed=2)
+    problem, options, _, _ = H.setting(name)
+    assert result.privacy.epsilon <= 1.0 and result.privacy.covered
+    plain_draws = 0
+    ledgers = []
+    for run in result.runs:
+        with audit.intercept_noise() as plain:
+            trace = dl.run(name, problem, epsilon=result.run_epsilon, delta=DELTA, seed=run["seed"], **options)
+        plain_draws += len(plain)
+        ledgers.append(list(trace.ledger))
+        assert trace.privacy.epsilon == pytest.approx(run["epsilon"], rel=1e-12)
+    assert len(draws) == plain_draws  # no noise drawn that no ledger counts
+    if method == "fixed":
+        assert result.privacy.epsilon == pytest.approx(A.ledger_epsilon([e for l in ledgers for e in l], DELTA),
+                                                       rel=1e-9)
+    else:
+        curve = A.ledger_rdp(ledgers[0])
+        assert result.privacy.epsilon >= A.selection_epsilon(curve, DELTA, eta=1.0, gamma=1 / 2.5) * (1 - 1e-9)
+    assert result.privacy.epsilon >= 0.98
