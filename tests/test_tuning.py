@@ -310,9 +310,14 @@ def test_the_tuning_panels_controls_start_at_its_defaults_and_bad_values_are_nam
         if "min" in control:
             assert control["min"] <= control["value"] <= control["max"]
     for values, name in (({"epsilon": 0.0}, "epsilon"), ({"mean_repetitions": 1.0}, "mean_repetitions"),
-                         ({"eta": -1}, "eta"), ({"candidates": 0}, "candidates"), ({"delta": 0.5}, "delta")):
+                         ({"eta": -1}, "eta"), ({"candidates": 0}, "candidates")):
         with pytest.raises(ValueError, match=name):
             live.run_panel("tuning", values)
+    with pytest.raises(ValueError, match="delta"):
+        live.tuning.tuning_cost(delta=0.5)
+    # one control of each name on the page (the site's control ids are "dpadmm-live-" + name)
+    on_page = [c["name"] for p in live.PANELS.values() if p["page"] == "book/privacy" for c in p["controls"]]
+    assert len(on_page) == len(set(on_page))
 
 
 def test_the_tuning_panels_rows_are_the_accountants():
