@@ -161,12 +161,16 @@ def _scaled(unit: tuple[PrivacyEvent, ...], epsilon: float, delta: float) -> tup
     return tuple(e.scaled(s) for e in unit)
 
 
-def validation_score(problem, model, X_val, y_val) -> float:
+def validation_score(problem, model, X_val, y_val):
     """The default score of a model on the validation rows, lower is better: the error rate for a
-    classifier (logistic loss), the objective (mean loss + λ·regulariser) otherwise."""
+    classifier (logistic loss), the objective (mean loss + λ·regulariser) otherwise. Vectorised: a
+    stack of models (shape ``(runs, d)``) gives one score per model, a single model a float."""
+    model = np.asarray(model, float)
     if problem.loss == "logistic":
-        return float(1.0 - problem.accuracy(model, X_val, y_val))
-    return float(problem.data_loss(model, X_val, y_val) + problem.lam * problem.regularizer_value(model))
+        out = 1.0 - problem.accuracy(model, X_val, y_val)
+    else:
+        out = problem.data_loss(model, X_val, y_val) + problem.lam * problem.regularizer_value(model)
+    return float(out) if model.ndim == 1 else np.asarray(out, float)
 
 
 def _validation(problem, validation) -> tuple[np.ndarray, np.ndarray]:
@@ -374,8 +378,9 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
                 raise RuntimeError(f"candidates[{j}] = {settings[j]!r} failed: {type(exc).__name__}: {exc}") from exc
         models = np.array([np.asarray(t.model, float) for t in traces])
         scores_run = []
+        every = validation_score(problem, models, X_val, y_val) if score is validation_score else None  # one pass
         for i, (j, model) in enumerate(zip(drawn, models)):
-            value = score(problem, model, X_val, y_val)
+            value = every[i] if every is not None else score(problem, model, X_val, y_val)
             if isinstance(value, np.ndarray) and value.size == 1:
                 value = value.item()
             if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or \

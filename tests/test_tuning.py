@@ -386,3 +386,26 @@ def test_the_tuner_spends_what_it_reports_for_every_private_algorithm(name, meth
         curve = A.ledger_rdp(ledgers[0])
         assert result.privacy.epsilon >= A.selection_epsilon(curve, DELTA, eta=1.0, gamma=1 / 2.5) * (1 - 1e-9)
     assert result.privacy.epsilon >= 0.98
+
+
+def test_a_candidate_that_raises_in_its_run_is_named(data, monkeypatch):
+    """A candidate whose run fails after its noise shape was read (e.g. it diverges) stops the tuning with an
+    error naming it, before anything is published."""
+    real = tuning.registry.run
+
+    def failing(name, problem, *, epsilon, **kwargs):
+        if kwargs.get("rho") == 0.3 and epsilon != 1.0:  # the probe runs at ε = 1.0; the real run does not
+            raise FloatingPointError("overflow in the dual update")
+        return real(name, problem, epsilon=epsilon, **kwargs)
+
+    monkeypatch.setattr(tuning.registry, "run", failing)
+    with pytest.raises(RuntimeError, match=r"candidates\[1\] = \{'rho': 0.3\} failed: FloatingPointError"):
+        _tune(data, method="fixed", candidates=RHOS[:3], epsilon=2.0)
+
+
+def test_the_default_score_is_vectorised_over_models(data):
+    problem, (X_val, y_val) = data
+    models = np.random.default_rng(0).standard_normal((5, problem.d))
+    together = tuning.validation_score(problem, models, X_val, y_val)
+    assert together.shape == (5,)
+    assert list(together) == [tuning.validation_score(problem, m, X_val, y_val) for m in models]
