@@ -139,10 +139,10 @@ def truncated_negative_binomial_pmf(eta: float, gamma: float, k) -> np.ndarray:
     if eta == 0:
         logp = kk * math.log1p(-gamma) - np.log(kk) - math.log(-math.log(gamma))
         return np.where(valid, np.exp(logp), 0.0)
-    from math import lgamma
-    lg = np.vectorize(lgamma, otypes=[float])
+    from scipy.special import gammaln
+
     # Γ(k+η)/Γ(η) = η Γ(k+η)/Γ(η+1): positive for η > −1 and k ≥ 1 once the sign of η is taken out
-    log_ratio = lg(kk + eta) - lgamma(eta + 1.0) + math.log(abs(eta)) - lg(kk + 1.0)
+    log_ratio = gammaln(kk + eta) - math.lgamma(eta + 1.0) + math.log(abs(eta)) - gammaln(kk + 1.0)
     log_norm = math.log(abs(math.expm1(-eta * math.log(gamma))))
     logp = kk * math.log1p(-gamma) + log_ratio - log_norm
     return np.where(valid, np.exp(logp), 0.0)
