@@ -7,10 +7,12 @@ The names a chapter uses::
     trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=100, seed=0)
     dl.algorithms()          # the names of every registered algorithm ("dp_admm" in dl.algorithms())
     dl.algorithm_table()     # the same as a table: paper, private, setting, description
+    best = dl.tune("dp_admm", problem, [{"rho": 0.1}, {"rho": 1.0}], epsilon=1.0, delta=1e-5,
+                   validation=(X_val, y_val))   # private tuning: one ε for candidates + choice + model
 
 Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``,
 ``dl.mechanisms``, ``dl.smoothing``, ``dl.viz``, ``dl.widgets``, ``dl.sweep``,
-``dl.exercises``) load on first use, so ``import dpadmm_lite`` stays fast.
+``dl.exercises``, ``dl.tuning``) load on first use, so ``import dpadmm_lite`` stays fast.
 """
 
 import importlib
@@ -29,14 +31,18 @@ __version__ = "0.1.0"
 _SUBMODULES = {
     "problems", "datasets", "topology", "accounting", "mechanisms", "smoothing",
     "viz", "widgets", "sweep", "exercises", "trace", "registry", "privacy", "claims", "arena", "audit",
+    "tuning",
 }
 
-__all__ = ["run", "algorithms", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee", *sorted(_SUBMODULES)]
+__all__ = ["run", "tune", "algorithms", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee",
+           *sorted(_SUBMODULES)]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "tune":  # dpadmm_lite.tuning.tune, loaded on first use
+        return importlib.import_module(f"{__name__}.tuning").tune
     raise AttributeError(f"module 'dpadmm_lite' has no attribute {name!r}")
 
 

@@ -27,7 +27,9 @@ unified accountant from the ledgers the runs recorded (``ledger`` column;
 :func:`dpadmm_lite.accounting.tuning_epsilon`), sound for the arena's fixed number of candidates
 and its best-score rule — and, for comparison, what Papernot & Steinke's random-stopping selection
 (:func:`dpadmm_lite.accounting.selection_epsilon`) would guarantee with the same expected number
-of candidate runs (a procedure the arena does not run).
+of candidate runs (a procedure the arena does not run; :func:`dpadmm_lite.tuning.tune` runs it end to end,
+calibrated so that candidates, selection and published model meet one budget). The arena's live panel
+(:mod:`dpadmm_lite.live.arena`) reports each run's ε including the tuning that chose its setting.
 """
 
 from __future__ import annotations

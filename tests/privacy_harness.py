@@ -776,3 +776,25 @@ def _measure(name, release, base, options, epsilon, delta, spec, seed, labels, s
             out.append(Shift(k, cand, c - start, size(c - start, k) / claims[k][0], claims[k][0],
                              size(c - start, k)))
     return out
+
+
+# ---------------------------------------------------------------- the tuner (dl.tune)
+#: The tuner runs registered algorithms with their own calibration, at a per-run ε it chooses, and composes
+#: their ledgers. Its privacy rests on each run's (covered above, per algorithm) and on its composition, checked
+#: by ``tests/test_tuning.py::test_the_tuner_spends_what_it_reports_for_every_private_algorithm`` with these
+#: settings: two candidates of the algorithm's case (the same options; the tuner draws each run's seed).
+TUNER_CANDIDATES = ({}, {})
+
+
+def tune(name: str, *, method: str, seed: int = 0, epsilon: float = 1.0, delta: float = 1e-5, refit: bool = False):
+    """``dl.tune`` over :data:`TUNER_CANDIDATES` on ``name``'s case, every draw intercepted: ``(result, draws)``.
+    The validation rows are the case problem's held-out split (the case problems keep no other)."""
+    problem, options, _, _ = setting(name)
+    validation = (problem.X_test, problem.y_test)  # the case's held-out rows score; the tuned problem has no test split
+    problem = problems.Problem(problem.X, problem.y, problem.lam, problem.loss, problem.regularizer, problem.A,
+                               None, None, problem.name, problem.feature_bound, problem.data_dependence)
+    kwargs = {} if method == "fixed" else {"mean_repetitions": 2.5}
+    with dl_audit.intercept_noise() as draws:
+        result = dl.tune(name, problem, list(TUNER_CANDIDATES), epsilon=epsilon, delta=delta, validation=validation,
+                         method=method, seed=seed, refit=refit, **kwargs, **options)
+    return result, draws

@@ -43,14 +43,17 @@ def test_bad_parameters_are_named(bad):
 @pytest.mark.parametrize("eta, gamma, hat", [(1.0, 0.25, 4), (0.0, 0.1, 8), (2.0, 0.05, 3)])
 def test_selection_rdp_matches_the_theorem_for_gaussian_candidates(eta, gamma, hat):
     """Candidates with RDP ρα (a Gaussian run): min over λ̂ of (1+η)[(1−1/λ̂)ρλ̂ + L/λ̂], L = log(1/γ),
-    is (1+η)(2√(ρL) − ρ) at λ̂ = √(L/ρ); ρ is chosen so that λ̂ is one of the orders."""
+    is (1+η)(2√(ρL) − ρ) at λ̂ = √(L/ρ); ρ is chosen so that λ̂ is one of the orders. At each order the
+    bound of any larger order holds too (RDP is non-decreasing in the order): the smallest is kept."""
     L = math.log(1 / gamma)
     rho = L / hat ** 2
     assert hat in ORDERS
     got = A.selection_rdp(rho * ORDERS, eta=eta, gamma=gamma)
     expected = (rho * ORDERS + (1 + eta) * (2 * math.sqrt(rho * L) - rho)
                 + math.log(A.truncated_negative_binomial_mean(eta, gamma)) / (ORDERS - 1))
+    expected = np.array([expected[i:].min() for i in range(len(ORDERS))])  # ORDERS ascend
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert np.all(np.diff(got) >= 0)
 
 
 def test_pure_candidates_approach_liu_talwar_three_epsilon():
@@ -170,3 +173,45 @@ def test_the_arena_reports_its_tuning_cost_end_to_end(monkeypatch, tmp_path):
     again = arena.final(chosen, seeds=(7, 8), size="fast", iterations=5, n_jobs=2)
     same = [c for c in final.columns if c != "seconds"]  # wall-clock time is measured, not computed
     pd.testing.assert_frame_equal(final[same], again[same])
+
+
+# ---------------------------------------------------------------- the live panel's ε including tuning
+@pytest.mark.parametrize("task", ["lasso", "adult"])
+def test_the_live_panels_candidate_ledgers_are_the_tuning_runs(task):
+    """The live panel reads each candidate's ledger from its noise shape, without training: it is the ledger
+    the chapter's tuning run records (fast edition: every candidate at ε = 0.05, T = 20, the fast split), so
+    the ε including tuning it reports is the page's composition of those runs with the live run."""
+    from dpadmm_lite.live import arena as live_arena
+
+    spec = live_arena.ARENA_TUNING["fast"]
+    (tuned_at,) = spec["tune_at"]
+    for algorithm in arena.applicable(task)[:4]:
+        probed = live_arena.candidate_ledgers("fast", task, algorithm, tuned_at)
+        runs = [row for entry in arena.candidates([task], budget=spec["budget"])
+                if json.loads(entry)["algorithm"] == algorithm
+                for row in arena.evaluate(entry, 0, "validation", spec["size"], spec["iterations"], epsilon=tuned_at,
+                                          final_only=True)]
+        recorded = [arena.ledger_from_json(r["ledger"]) for r in runs]
+        assert len(probed) == len(recorded) == len(arena._configs(algorithm, spec["budget"])) * spec["seeds"]
+        final = recorded[0]
+        assert A.tuning_epsilon(probed, final, 1e-6) == pytest.approx(A.tuning_epsilon(recorded, final, 1e-6),
+                                                                      rel=1e-6)
+
+
+def test_the_live_panel_reports_the_epsilon_including_tuning():
+    """Next to each run's ε, the summary gives its ε including the tuning that chose its setting: the
+    candidate runs at the tuned ε nearest the chapter's ε whose choice applies, composed with the live run
+    (4 candidates at ε ≈ 0.71 and a run at ε = 1 in the full edition: about 1.85, never the run's 1.0)."""
+    from dpadmm_lite.live import arena as live_arena
+
+    result = live_arena.arena_field(epsilon=1.0, task="lasso", iterations=3)
+    assert set(result["with_tuning"]) == set(result["spent_epsilon"])
+    for name, alone in result["spent_epsilon"].items():
+        assert result["with_tuning"][name] > alone * 1.5
+        assert f"{name} {alone:.4g} / {result['with_tuning'][name]:.3g}" in result["summary"]
+    assert "including the tuning" in result["summary"]
+    # the two workers' shares carry the ledgers, so that the merged field reports the same
+    shares = [row for k in range(2) for row in live_arena.arena_share(k, 2, task="lasso", iterations=3)]
+    merged = live_arena.arena_field(epsilon=1.0, task="lasso", iterations=3, precomputed=shares)
+    assert merged["with_tuning"] == result["with_tuning"]
+    assert "no privacy to count" in live_arena.arena_field(epsilon=math.inf, task="lasso", iterations=3)["summary"]

@@ -295,7 +295,7 @@ def test_loading_longer_than_the_limit_stops_and_keeps_the_precomputed_chart(sit
 def test_the_panels_pages_are_the_pages_that_load_the_live_scripts():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     pages = config["sphinx"]["config"]["html_context"]["dpadmm_live_pages"]
-    assert sorted(pages) == sorted(p["page"] for p in live.PANELS.values())
+    assert sorted(pages) == sorted({p["page"] for p in live.PANELS.values()})  # a page may hold two panels
 
 
 def test_each_panel_finds_its_chart_on_its_page(site_dir):

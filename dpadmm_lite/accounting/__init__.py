@@ -59,7 +59,8 @@ Public surface
 ``ledger_rdp``, ``ledger_bounds``, ``ledger_epsilon``, ``ledger_guarantee``, ``calibrate_ledger``
 (memoised: ``forget_ledgers`` empties the memo),
 the cost of hyper-parameter selection ``tuning_epsilon``, ``selection_rdp``, ``selection_epsilon``,
-``truncated_negative_binomial_mean`` (``_selection``), and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
+``truncated_negative_binomial_mean``, ``truncated_negative_binomial_gamma``,
+``truncated_negative_binomial_pmf``, ``sample_repetitions``, ``never_tried_probability`` (``_selection``), and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
 ``liu2022_*``, ``zhang2017_*``.
 
 Where each part lives (private modules; this package re-exports the public names)
@@ -124,6 +125,10 @@ from ._ledger import (  # noqa: F401
 )
 from ._selection import (  # noqa: F401
     truncated_negative_binomial_mean,
+    truncated_negative_binomial_gamma,
+    truncated_negative_binomial_pmf,
+    sample_repetitions,
+    never_tried_probability,
     selection_rdp,
     selection_epsilon,
     tuning_epsilon,
@@ -194,6 +199,10 @@ __all__ = [
     "ledger_guarantee",
     "calibrate_ledger",
     "truncated_negative_binomial_mean",
+    "truncated_negative_binomial_gamma",
+    "truncated_negative_binomial_pmf",
+    "sample_repetitions",
+    "never_tried_probability",
     "selection_rdp",
     "selection_epsilon",
     "tuning_epsilon",

@@ -39,8 +39,13 @@ score the candidates and are not protected by either; that is the setting of bot
    fixed, use composition). A fresh final run with the chosen setting is another release and
    composes (RDP curves add: :func:`selection_epsilon` ``final_rdp=``).
 
-Public surface: :func:`truncated_negative_binomial_mean`, :func:`selection_rdp`,
-:func:`selection_epsilon`, :func:`tuning_epsilon`.
+Public surface: :func:`truncated_negative_binomial_mean`, :func:`truncated_negative_binomial_gamma` (γ for a
+mean), :func:`truncated_negative_binomial_pmf`, :func:`sample_repetitions`, :func:`never_tried_probability`,
+:func:`selection_rdp`, :func:`selection_epsilon`, :func:`tuning_epsilon`. The tuner that runs either procedure
+end to end, calibrated to a total budget, is :func:`dpadmm_lite.tuning.tune`.
+
+Everything here needs only numpy and ``math`` (the live panel of the privacy chapter runs it in the
+reader's browser).
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ from .. import _validate as check
 from ._ledger import ledger_epsilon
 from ._rdp import ORDERS, _orders, rdp_to_epsilon
 
-__all__ = ["truncated_negative_binomial_mean", "selection_rdp", "selection_epsilon", "tuning_epsilon"]
+__all__ = ["truncated_negative_binomial_mean", "truncated_negative_binomial_gamma", "truncated_negative_binomial_pmf",
+           "sample_repetitions", "never_tried_probability", "selection_rdp", "selection_epsilon", "tuning_epsilon"]
 
 
 def _eta_gamma(eta: float, gamma: float) -> tuple[float, float]:
@@ -84,6 +90,105 @@ def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
     return eta * (1.0 - gamma) / (gamma * -math.expm1(eta * math.log(gamma)))
 
 
+def _mean(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
+            math.isfinite(value) and value > 1):
+        raise ValueError(f"mean_repetitions must be a finite number > 1 (the expected number of candidate runs; "
+                         f"K ≥ 1 always, so its mean exceeds 1), got {value!r}")
+    return float(value)
+
+
+def truncated_negative_binomial_gamma(eta: float, mean: float) -> float:
+    """The γ ∈ (0, 1) at which ``D_{η,γ}`` has expected value ``mean`` (> 1).
+
+    :func:`truncated_negative_binomial_mean` falls from ∞ (γ → 0) to 1 (γ → 1), so the root is
+    unique; found by bisection on log γ to relative 1e-13 (numpy and ``math`` only). η = 1 gives
+    γ = 1/mean exactly.
+
+    >>> truncated_negative_binomial_gamma(1.0, 4.0)
+    0.25
+    """
+    eta, _ = _eta_gamma(eta, 0.5)
+    mean = _mean(mean)
+    if eta == 1.0:
+        return 1.0 / mean
+    lo, hi = -700.0, -1e-12  # log γ: the mean at lo is astronomically large, at hi it is 1 + O(1e-12)
+    if truncated_negative_binomial_mean(eta, math.exp(lo)) < mean:
+        raise ValueError(f"mean_repetitions must be reachable by D_(η={eta:g}) with γ ≥ e^-700, got {mean:g}")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if truncated_negative_binomial_mean(eta, math.exp(mid)) > mean:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * max(1.0, abs(hi)):
+            break
+    return math.exp(0.5 * (lo + hi))
+
+
+def truncated_negative_binomial_pmf(eta: float, gamma: float, k) -> np.ndarray:
+    """``P[K = k]`` under ``D_{η,γ}`` at the whole numbers ``k`` ≥ 1 (0 elsewhere), vectorised.
+
+    ``(1 − γ)^k / (γ^{−η} − 1) · Π_{ℓ<k} (ℓ + η)/(ℓ + 1)``, i.e. ``(1−γ)^k Γ(k+η)/(Γ(η) k! (γ^{−η}−1))``
+    (η ≠ 0), and ``(1 − γ)^k / (k log(1/γ))`` at η = 0.
+    """
+    eta, gamma = _eta_gamma(eta, gamma)
+    k = np.asarray(k, float)
+    valid = (k >= 1) & (k == np.round(k))
+    kk = np.where(valid, k, 1.0)
+    if eta == 0:
+        logp = kk * math.log1p(-gamma) - np.log(kk) - math.log(-math.log(gamma))
+        return np.where(valid, np.exp(logp), 0.0)
+    from scipy.special import gammaln
+
+    # Γ(k+η)/Γ(η) = η Γ(k+η)/Γ(η+1): positive for η > −1 and k ≥ 1 once the sign of η is taken out
+    log_ratio = gammaln(kk + eta) - math.lgamma(eta + 1.0) + math.log(abs(eta)) - gammaln(kk + 1.0)
+    log_norm = math.log(abs(math.expm1(-eta * math.log(gamma))))
+    logp = kk * math.log1p(-gamma) + log_ratio - log_norm
+    return np.where(valid, np.exp(logp), 0.0)
+
+
+def sample_repetitions(eta: float, gamma: float, rng: np.random.Generator, size=None):
+    """Draws of K ~ ``D_{η,γ}`` (the number of candidate runs of random stopping), by inverting its CDF.
+
+    ``rng`` a :class:`numpy.random.Generator` (``numpy.random.default_rng(seed)``); ``size`` as numpy's
+    (``None``: one int). The CDF is tabulated in blocks until it covers every uniform drawn.
+    """
+    eta, gamma = _eta_gamma(eta, gamma)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), got {type(rng).__name__}")
+    u = rng.random(size)
+    top = float(np.max(u))
+    block, start, cdf = 4096, 0, np.zeros(0)
+    while True:
+        k = np.arange(start + 1, start + block + 1)
+        cdf = np.concatenate([cdf, (cdf[-1] if cdf.size else 0.0) + np.cumsum(truncated_negative_binomial_pmf(
+            eta, gamma, k))])
+        if cdf[-1] >= top or cdf.size >= 10_000_000:
+            break
+        start += block
+    draws = np.minimum(np.searchsorted(cdf, u, side="left") + 1, cdf.size)
+    return int(draws) if size is None else draws.astype(int)
+
+
+def never_tried_probability(eta: float, gamma: float, candidates: int) -> float:
+    """Chance that random stopping never draws a given one of ``candidates`` settings (e.g. the best).
+
+    Each of the K runs draws a setting uniformly, so this is ``E[(1 − 1/m)^K]``, the probability
+    generating function of ``D_{η,γ}`` at ``s = 1 − 1/m``: ``((1 − (1−γ)s)^{−η} − 1)/(γ^{−η} − 1)``
+    (η ≠ 0), ``log(1 − (1−γ)s)/log γ`` (η = 0). One candidate: 0.
+    """
+    eta, gamma = _eta_gamma(eta, gamma)
+    m = check.count("candidates", candidates)
+    s = 1.0 - 1.0 / m
+    if s == 0.0:
+        return 0.0
+    x = math.log1p(-(1.0 - gamma) * s)  # log(1 − (1−γ)s) < 0
+    if eta == 0:
+        return x / math.log(gamma)
+    return math.expm1(-eta * x) / math.expm1(-eta * math.log(gamma))
+
+
 def selection_rdp(candidate_rdp, *, eta: float, gamma: float, orders=None) -> np.ndarray:
     """RDP curve of the best of ``K ~ D_{η,γ}`` candidate runs (Papernot & Steinke 2022, Thm 2).
 
@@ -102,7 +207,9 @@ def selection_rdp(candidate_rdp, *, eta: float, gamma: float, orders=None) -> np
     Returns
     -------
     numpy.ndarray
-        ``ε′(λ)`` at every order λ of ``orders``, minimised over λ̂ ∈ {1} ∪ ``orders``.
+        ``ε′(λ)`` at every order λ of ``orders``, minimised over λ̂ ∈ {1} ∪ ``orders``, and at
+        each order the smallest bound of any order ≥ it (RDP is non-decreasing in the order;
+        dp-accounting's ``RepeatAndSelectDpEvent`` does the same).
     """
     eta, gamma = _eta_gamma(eta, gamma)
     a = ORDERS if orders is None else _orders(orders)
@@ -121,7 +228,13 @@ def selection_rdp(candidate_rdp, *, eta: float, gamma: float, orders=None) -> np
         hat = (1 + eta) * ((1 - 1 / a) * r + log_inv_gamma / a)
     hat = np.where(np.isnan(hat), np.inf, hat)
     cost = min(float(np.min(hat)), (1 + eta) * log_inv_gamma)
-    return r + cost + math.log(truncated_negative_binomial_mean(eta, gamma)) / (a - 1)
+    out = r + cost + math.log(truncated_negative_binomial_mean(eta, gamma)) / (a - 1)
+    # RDP is non-decreasing in the order: a bound at a larger order holds at every smaller one
+    order = np.argsort(a)
+    tightened = np.minimum.accumulate(out[order][::-1])[::-1]
+    result = np.empty_like(out)
+    result[order] = tightened
+    return result
 
 
 def selection_epsilon(candidate_rdp, delta: float, *, eta: float, gamma: float, orders=None,

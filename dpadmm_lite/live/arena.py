@@ -6,10 +6,12 @@ from __future__ import annotations
 import inspect
 import json
 import math
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
-from .. import arena
+from .. import accounting, arena
 from ..labels import readable
+from ..privacy import PrivacyEvent
 from ._arena_chosen import ARENA_CHOSEN
 from ._common import budget, epsilon_control, integer, one_of
 
@@ -17,8 +19,17 @@ from ._common import budget, epsilon_control, integer, one_of
 #: 500 validation rows; the Lasso as in the arena) and T = 10 iterations (a grid a tuning chose keeps its T).
 ARENA_LIVE_SIZE, ARENA_LIVE_ITERATIONS = "live", 10
 
-__all__ = ["ARENA_CHOSEN", "ARENA_LIVE_ITERATIONS", "ARENA_LIVE_SIZE", "arena_field", "arena_settings", "arena_share",
-           "PANELS"]
+#: How each edition's tuning ran (book/arena.ipynb asserts these are its parameters): the ε at which every
+#: candidate ran, the candidates per algorithm, the tuning seeds, the size of the splits and T. From these the
+#: live panel recomputes the candidate runs' ledgers (their noise shapes, without training) and reports each
+#: algorithm's ε including its tuning, as the chapter's page does.
+ARENA_TUNING = {
+    "fast": {"tune_at": (0.05,), "budget": 2, "seeds": 1, "size": "fast", "iterations": 20},
+    "full": {"tune_at": (0.05, 0.7071067811865475, 10.0), "budget": 4, "seeds": 1, "size": "full", "iterations": 100},
+}
+
+__all__ = ["ARENA_CHOSEN", "ARENA_LIVE_ITERATIONS", "ARENA_LIVE_SIZE", "ARENA_TUNING", "arena_field", "arena_settings",
+           "arena_share", "candidate_ledgers", "PANELS"]
 
 
 def arena_settings(chosen, epsilons: Sequence[float]) -> dict[str, Any]:
@@ -39,14 +50,56 @@ def arena_settings(chosen, epsilons: Sequence[float]) -> dict[str, Any]:
 def _config_at(held: Mapping[str, Any], task: str, algorithm: str, epsilon: float) -> dict | None:
     """The setting chosen at the ε of the chapter's grid nearest ``epsilon`` on a log scale, as
     :func:`dpadmm_lite.arena.config_for` finds it (``None``: the tuning left the algorithm no setting)."""
+    found = _chosen_at(held, task, algorithm, epsilon)
+    return None if found is None else found[1]
+
+
+def _chosen_at(held: Mapping[str, Any], task: str, algorithm: str, epsilon: float) -> tuple[float, dict] | None:
+    """(the chapter's ε whose choice applies at ``epsilon``, the setting chosen there), or ``None``."""
     configs = held["settings"].get(task, {}).get(algorithm)
     present = [(e, c) for e, c in zip(held["epsilons"], configs or []) if c is not None]
     if not present:
         return None
     if math.isinf(epsilon):  # no noise: the setting chosen at the largest ε, as arena.config_for
-        return present[-1][1]
+        return present[-1]
     distances = [abs(math.log(e) - math.log(epsilon)) for e, _ in present]
-    return present[distances.index(min(distances))][1]
+    return present[distances.index(min(distances))]
+
+
+@lru_cache(maxsize=256)
+def candidate_ledgers(edition: str, task: str, algorithm: str, tuned_at: float) -> tuple[tuple[PrivacyEvent, ...], ...]:
+    """The ledgers of ``algorithm``'s candidate runs in the chapter's tuning (edition ``edition``) at ``tuned_at``:
+    every candidate setting (:func:`dpadmm_lite.arena.candidates`) on every tuning seed, on the edition's
+    training rows. Read from each setting's noise shape (:func:`dpadmm_lite.tuning.tune`'s probe: the run stops
+    at its call to the accountant, before it trains) and scaled as its calibration scales it."""
+    from .. import tuning
+
+    spec = ARENA_TUNING[one_of("edition", edition, tuple(ARENA_TUNING))]
+    delta = arena.TASKS[task].delta
+    problem = arena.problem(task, "validation", spec["size"])
+    ledgers = []
+    for config in arena._configs(algorithm, spec["budget"]):
+        config = dict(config)
+        iterations = config.pop("iterations", spec["iterations"])
+        options = {"iterations": iterations, **arena._options(algorithm, task, config)}
+        unit = tuning._unit_ledger(algorithm, problem, options, delta)
+        ledgers += [tuning._scaled(unit, float(tuned_at), delta)] * spec["seeds"]
+    return tuple(ledgers)
+
+
+def _with_tuning(edition: str, task: str, algorithm: str, epsilon: float, final_ledger: str) -> float:
+    """ε of ``algorithm``'s live result including the chapter's tuning that chose its setting: the candidate runs
+    at the tuned ε the choice came from (the one nearest, on a log scale, to the chapter's ε whose choice applies)
+    and the live run, composed by the unified accountant (:func:`dpadmm_lite.accounting.tuning_epsilon`)."""
+    found = _chosen_at(ARENA_CHOSEN[edition], task, algorithm, epsilon)
+    if found is None or not final_ledger:
+        return math.nan
+    tune_at = ARENA_TUNING[edition]["tune_at"]
+    distances = [abs(math.log(t) - math.log(found[0])) for t in tune_at]
+    tuned_at = tune_at[distances.index(min(distances))]
+    final = arena.ledger_from_json(final_ledger)
+    return float(accounting.tuning_epsilon(candidate_ledgers(edition, task, algorithm, tuned_at), final,
+                                           arena.TASKS[task].delta))
 
 
 def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
@@ -80,8 +133,11 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
     -------
     dict
         ``rows`` (algorithm by its book's name, utility, epsilon, task by its label; the runs that failed are
-        left out), ``summary`` (the privacy each run spent, the failures), ``seconds`` and ``spent_epsilon``
-        (algorithm → the run's wall-clock time and ε), ``failed`` (algorithm → error) and ``costs``
+        left out), ``summary`` (the privacy each run spent, alone and including the chapter's tuning that chose
+        its setting; the failures), ``seconds``, ``spent_epsilon`` and ``with_tuning`` (algorithm → the run's
+        wall-clock time, its ε, and its ε including the tuning: every candidate run at the tuned ε and this
+        run, composed by the unified accountant — the chapter's settings were chosen on training rows that
+        include these), ``failed`` (algorithm → error) and ``costs``
         (``"task:algorithm"`` → seconds, by the registry's names: how the site's two workers split the next move).
     """
     epsilon, seed, iterations, plan = _plan(epsilon, task, seed, iterations, size, edition)
@@ -101,10 +157,18 @@ def arena_field(epsilon: float = 1.0, task: str = "lasso", seed: int = 0,
             for r in done]
     spent = {readable(r["algorithm"]): float(r["spent_epsilon"]) for r in done}
     asked = "ε=∞ (no noise: not private)" if math.isinf(epsilon) else f"ε = {epsilon:g}"
-    summary = (f"{label}, {asked}, {len(done)} algorithms; privacy spent (unified ε): "
-               + "; ".join(f"{name} {e:.4g}" for name, e in spent.items())
-               + (f"; failed: {', '.join(failed)}" if failed else ""))
-    return {"rows": rows, "summary": summary, "spent_epsilon": spent, "failed": failed,
+    if math.isinf(epsilon):
+        with_tuning = {name: math.inf for name in spent}
+        summary = (f"{label}, {asked}, {len(done)} algorithms; no privacy to count, with or without the tuning"
+                   + (f"; failed: {', '.join(failed)}" if failed else ""))
+    else:
+        with_tuning = {readable(r["algorithm"]): _with_tuning(edition, task, r["algorithm"], epsilon, r.get("ledger", ""))
+                       for r in done}
+        summary = (f"{label}, {asked}, {len(done)} algorithms; privacy spent (unified ε), the run alone / including "
+                   "the tuning that chose its setting: "
+                   + "; ".join(f"{name} {e:.4g} / {with_tuning[name]:.3g}" for name, e in spent.items())
+                   + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return {"rows": rows, "summary": summary, "spent_epsilon": spent, "with_tuning": with_tuning, "failed": failed,
             "seconds": {readable(r["algorithm"]): float(r["seconds"]) for r in done},
             "costs": {f"{task}:{r['algorithm']}": float(r["seconds"]) for r in done}}
 
@@ -181,7 +245,8 @@ def arena_share(share: int, shares: int, costs: Mapping[str, float] | None = Non
     args = {k: v for k, v in call.arguments.items() if k != "precomputed"}
     epsilon, seed, iterations, plan = _plan(**args)
     mine = _shares(plan, shares, costs or {}, args["task"], assigned)[share]
-    keep = ("algorithm", "task", "seed", "size", "iterations", "epsilon", "error", "utility", "spent_epsilon", "seconds")
+    keep = ("algorithm", "task", "seed", "size", "iterations", "epsilon", "error", "utility", "spent_epsilon", "seconds",
+            "ledger")
     return [{k: None if k != "epsilon" and isinstance(r[k], float) and not math.isfinite(r[k]) else r[k] for k in keep}
             for r in _finals(mine, epsilon, args["task"], seed, iterations, args["size"])]
 
