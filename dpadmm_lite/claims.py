@@ -1176,7 +1176,7 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
 STATUS_COLOURS = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive": "#b35806", "trivial": "#999999"}
 
 
-def evidence_chart(entry: dict, *, width: int = 260, label_width: int = 230):
+def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
     """A forest plot of a record's comparisons: one row each, the effect in the claimed
     direction with its 95 % interval, a line at zero (a factor's bound, a paper's range as a
     band), coloured by outcome, trivial ones grey. ``None`` for a first-edition record (no
