@@ -64,6 +64,7 @@ __all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", 
            "NOT_TESTABLE", "EXPECTED", "BOOK_QUESTIONS", "Comparison", "compare", "ratio", "paired_interval",
            "evaluate", "verdict_rule", "Precondition", "learns", "given", "check_preconditions", "record",
            "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence", "describe", "check_quote",
+           "quote_problems",
            "table", "evidence_chart", "SPLIT_RULE"]
 
 #: Coverage of every interval the claims are decided by (two-sided).
@@ -1102,6 +1103,26 @@ def check_quote(claim_id: str, comparison: str, value: float, records=None, *, d
     if abs(value - est) > tol:
         raise ValueError(f"{claim_id}, {comparison!r}: the chapter shows {value:g} but the record gives {est:g}")
     return est
+
+
+def quote_problems(texts: Mapping[str, str], records=None) -> list[str]:
+    """Effects a chapter quotes that the table does not show: every part of a text (between "; ")
+    that reads as an effect — "A better than B by x … (95 % CI …)" or "A ÷ B = f× … (95 % CI …)" —
+    must contain, word for word, an effect of some record (as :func:`describe` and the table give
+    it). A sign flipped between chapter and table, or a number typed by hand, is reported as
+    ``"name: quoted"``. ``texts``: name → text (a chapter's glued strings)."""
+    records = load() if records is None else records
+    if isinstance(records, Mapping):
+        records = list(records.values())
+    known = [text for e in records if not _is_old(e) and e.get("comparisons") for text in evidence(e)["text"]]
+    found = []
+    for name, text in texts.items():
+        for part in str(text).split("; "):
+            quoted = part.split(": ")[-1].strip()
+            if "(95 % CI" in quoted and (" better than " in quoted or " ÷ " in quoted) \
+                    and not any(k in quoted for k in known):
+                found.append(f"{name}: {quoted}")
+    return found
 
 
 def _preconditions_text(entry: Mapping) -> str:
