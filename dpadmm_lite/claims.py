@@ -1081,7 +1081,7 @@ def describe(claim_id: str, records=None) -> dict:
             "toward": f"{int(ev.toward.sum())} of {len(ev)} point the claimed way",
             "effects": dict(zip(ev.comparison, ev.text)), "effect": effect, "split": _split(entry, ev),
             "failed_preconditions": _failed(pre) if pre else {},
-            "preconditions": {name: c["reason"] if c["kind"] == "given" else c["reason"] for name, c in pre.items()},
+            "preconditions": {name: c["reason"] for name, c in pre.items()},
             "question": _question(entry), "unit": entry.get("unit", ""), "sided": entry.get("sided", "one"),
             "design": entry.get("design", "")}
 
