@@ -1212,7 +1212,7 @@ def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
          "order"]]  # what the chart draws (no infinite margin: Vega reads JSON)
     colour = alt.Color("status:N", title="comparison",
                        scale=alt.Scale(domain=list(STATUS_COLOURS), range=list(STATUS_COLOURS.values())),
-                       legend=alt.Legend(orient="bottom", direction="horizontal"))
+                       legend=alt.Legend(orient="bottom", direction="horizontal", columns=2))
     y = alt.Y("comparison:N", sort=alt.EncodingSortField("order"), title=None,
               axis=alt.Axis(labelLimit=label_width, grid=False))
     tooltip = [alt.Tooltip("comparison:N"), alt.Tooltip("compares:N"), alt.Tooltip("effect_text:N", title="effect"),

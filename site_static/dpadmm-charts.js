@@ -216,30 +216,39 @@
     return result;
   }
 
+  function drawTarget(target, node) {
+    target.dataset.drawn = "1";
+    target.__dpadmmDrawing = drawOne(target, expand(JSON.parse(node.textContent))).then(function (result) {
+      if (window.dpadmmReadouts) window.dpadmmReadouts(target, result.view);
+      nameControls(target);
+      target.__dpadmmView = result.view;
+      target.dataset.drawn = "done";
+    }).catch(function (err) {
+      target.textContent = "This chart could not be drawn: " + err;
+      target.dataset.drawn = "failed";
+      console.error(err);
+    });
+    return target.__dpadmmDrawing;
+  }
+
   function draw() {
     document.querySelectorAll("script.dpadmm-vega-spec").forEach(function (node) {
       var target = document.getElementById(node.dataset.target);
       if (!target || target.dataset.drawn) return;
-      // a chart in a closed fold has no width yet: draw it when the fold opens, for the column it gets
+      // a chart in a closed fold has no width yet: drawn now, and again for the column it gets
+      // once the fold opens (the reproducibility page's evidence)
       var fold = target.closest("details:not([open])");
       if (fold) {
-        if (!fold.dataset.dpadmmWaits) {
-          fold.dataset.dpadmmWaits = "1";
-          fold.addEventListener("toggle", function () { if (fold.open) draw(); });
-        }
-        return;
+        fold.addEventListener("toggle", function redraw() {
+          if (!fold.open) return;
+          fold.removeEventListener("toggle", redraw);
+          target.__dpadmmDrawing.then(function () {
+            if (target.__dpadmmView) target.__dpadmmView.finalize();
+            return drawTarget(target, node);
+          });
+        });
       }
-      target.dataset.drawn = "1";
-      drawOne(target, expand(JSON.parse(node.textContent))).then(function (result) {
-        if (window.dpadmmReadouts) window.dpadmmReadouts(target, result.view);
-        nameControls(target);
-        target.__dpadmmView = result.view;
-        target.dataset.drawn = "done";
-      }).catch(function (err) {
-        target.textContent = "This chart could not be drawn: " + err;
-        target.dataset.drawn = "failed";
-        console.error(err);
-      });
+      drawTarget(target, node);
     });
   }
   if (document.readyState === "loading") {
