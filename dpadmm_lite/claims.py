@@ -1246,4 +1246,7 @@ def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
                                                                                tooltip=tooltip))
         panels.append(alt.layer(*layers).properties(width=width, height=22 * len(frame) + 8))
     chart = panels[0] if len(panels) == 1 else alt.vconcat(*panels).resolve_scale(x="independent")
+    if entry.get("verdict") == NOT_TESTABLE:  # the comparisons are shown, but say nothing about the claim
+        chart = chart.properties(title=alt.TitleParams("A precondition failed: these comparisons decide nothing",
+                                                       anchor="start", fontSize=12))
     return chart

@@ -541,3 +541,11 @@ def test_format_2_records_still_read(results):
     assert claims.problems(entry) == []
     row = claims.table([entry], expected={}).loc["t.old2"]
     assert row["verdict"] == "holds" and row["preconditions"] == "" and row["question"] == "paper"
+
+
+def test_a_not_testable_records_forest_plot_says_it_decides_nothing(results):
+    _beats("t.nt", [MAJORITY] * 5)
+    spec = claims.evidence_chart(_stored(results, "t.nt")).to_dict()
+    assert "decide nothing" in spec["title"]["text"]
+    _beats("t.ok2", [0.15, 0.16, 0.15, 0.14, 0.15])
+    assert "title" not in claims.evidence_chart(_stored(results, "t.ok2")).to_dict()
