@@ -61,7 +61,7 @@ def _sgd(epsilon: float, delta: float, rounds: int, seed: int, sampling_rate: fl
 
 
 def cyffers2023_modes(epsilon: float = 1.0, mode: str = "federated", clip: float = _PUBLISHED["ADMM"]["clip"],
-                      rounds: int = 60, delta: float = CYFFERS2023_DELTA, gamma: float = _PUBLISHED["ADMM"]["gamma"],
+                      rounds: int = 200, delta: float = CYFFERS2023_DELTA, gamma: float = _PUBLISHED["ADMM"]["gamma"],
                       relaxation: float = _PUBLISHED["ADMM"]["relaxation"], sampling_rate: float = CYFFERS2023_Q,
                       sgd_clip: float = _PUBLISHED["DP-SGD"]["clip"], sgd_step: float = _PUBLISHED["DP-SGD"]["step"],
                       every: int = 4, seed: int = 0) -> dict[str, Any]:
