@@ -279,12 +279,28 @@ def test_sigma_scales_like_sqrt_T_over_n(fused):
     (dict(eta=-1.0), "eta must be in \\(0"),
     (dict(eta=1e6), "eta must be in \\(0, 1/L_f"),
     (dict(gamma=1.0), "gamma must be >= γ_min"),  # the paper's γ = 1 violates its own condition
+    (dict(gamma="one"), "gamma must be a number >= γ_min .* or 'paper'"),
     (dict(calibration="tight"), "calibration must be one of"),
     (dict(clip=0.0), "clip must be in \\(0"),
 ])
 def test_bad_options_raise_clear_errors(fused, options, match):
     with pytest.raises(ValueError, match=match):
         dl.run("dp_admm", fused, epsilon=1.0, iterations=5, **COMMON, **options)
+
+
+def test_paper_gamma_runs_gamma_one_and_matches_the_reference(fused):
+    """gamma="paper" is the paper's γ = 1 (Sec. V-B): the update with step η/1 against the slow reference, with
+    the same noise and ledger as the default γ_min (γ is post-processing)."""
+    rho, T, eta = 1.0, 6, 0.5
+    trace = dl.run("dp_admm", fused, epsilon=1.0, iterations=T, eta=eta, gamma="paper", **COMMON)
+    default = dl.run("dp_admm", fused, epsilon=1.0, iterations=T, eta=eta, **COMMON)
+    assert trace.params["gamma"] == 1.0 and default.params["gamma"] == pytest.approx(eta * rho * fused.norm_AtA + 1)
+    assert trace.noise["sigma"] == default.noise["sigma"] and trace.privacy == default.privacy
+    it = lin._iterate(fused, rho=rho, iterations=T, eta=eta, gamma=1.0, sigma=trace.noise["sigma"],
+                      rng=np.random.default_rng(COMMON["seed"]), accelerated=False)
+    ref = _reference_run(fused, rho=rho, iterations=T, eta=eta, gamma=1.0, noise=it.noise, accelerated=False)
+    np.testing.assert_allclose(it.x, ref, rtol=0, atol=1e-11 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_array_equal(trace.model, it.x[-1])
 
 
 def test_squared_loss_needs_clipping_for_privacy(lasso):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dpadmm_lite as dl
 from dpadmm_lite import arena, datasets, live, problems
 from dpadmm_lite.live import arena as live_arena
 from dpadmm_lite.live import cyffers2023 as live_cyffers
@@ -69,6 +70,24 @@ def test_the_cyffers_panel_runs_the_options_the_chapters_tuning_chose():
     # and the static chart's runs pass the tuned options (not the defaults) to the live function
     (sweep,) = [s for s in _code_cells("cyffers2023") if "live.cyffers2023_modes(" in s and "dl.sweep.grid(" in s]
     assert 'gamma=PANEL_ADMM["gamma"]' in sweep and 'sgd_step=PANEL_SGD["step"]' in sweep
+    # the site's panel opens on the static chart's setting: its rounds (the full edition's), its tuned clip, and a
+    # rounds slider that reaches them
+    (rounds,) = [c for c in live_cyffers.PANELS["cyffers2023"]["controls"] if c["name"] == "rounds"]
+    assert 'LIVE_ROUNDS = 60 if FAST else 200' in sweep and rounds["value"] == 200 <= rounds["max"]
+    assert '"clip": PANEL_ADMM["clip"]' in sweep
+    (clip,) = [c for c in live_cyffers.PANELS["cyffers2023"]["controls"] if c["name"] == "clip"]
+    assert clip["value"] == full["ADMM"]["clip"]
+
+
+def test_the_cyffers_lab_panel_offers_no_control_without_effect():
+    """The walk's graph is part of the mode (a separate topology menu did nothing outside the walk)."""
+    (cell,) = [s for s in _code_cells("cyffers2023") if "dl.widgets.live(panel" in s]
+    assert "topology=" not in cell and '"mode": list(live.MODES)' in cell
+    assert live_cyffers.MODES["walk, star"] == ("private_admm_walk", "star")
+    problem = live_cyffers.cyffers2023_problem("test")
+    models = [dl.run("private_admm_walk", problem, epsilon=math.inf, iterations=300, gamma=300.0, relaxation=1.0,
+                     clip=0.1, topology=graph, seed=0).model for graph in ("star", "ring")]
+    assert np.abs(models[0]).max() > 0 and not np.allclose(models[0], models[1])
 
 
 def test_a_cyffers_run_states_the_epsilon_asked_for_and_keeps_the_charts_fields():

@@ -113,7 +113,9 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     gamma
         Proximal weight, ``γ ≥ γ_min = ηρ‖AᵀA‖₂ + 1`` (Sec. IV-A, so that ``G = γI − ηρAᵀA ⪰ I``).
         Default ``γ_min``. The paper's experiments state ``γ = 1`` (Sec. V-B), which is below
-        ``γ_min`` for every η > 0; we keep the condition the analysis needs.
+        ``γ_min`` for every η > 0; a number below ``γ_min`` is refused, and ``gamma="paper"`` runs the
+        paper's ``γ = 1`` on request (outside the convergence analysis; privacy does not depend on γ, which
+        only scales a step computed from noisy releases).
     private
         Whether the run draws noise: then η and γ come from public numbers only (``A`` is part of
         the problem, public unless ``problem.data_dependence`` says otherwise).
@@ -136,6 +138,11 @@ def step_settings(problem, *, rho: float, eta: float | None = None, gamma: float
     gamma_min = eta * rho * problem.norm_AtA + 1.0
     if gamma is None:
         gamma = gamma_min
+    elif isinstance(gamma, str):
+        if gamma != "paper":
+            raise ValueError(f"gamma must be a number >= γ_min = {gamma_min:.6g} or 'paper' (γ = 1, Xu et al., "
+                             f"Sec. V-B), got {gamma!r}")
+        gamma = 1.0  # the experiments' γ = 1: below γ_min, outside the analysis, but the paper's setting
     else:
         gamma = check.scale("gamma", gamma)
         if gamma < gamma_min * (1 - 1e-12):
