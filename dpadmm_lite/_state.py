@@ -2,7 +2,7 @@
 
 The sweep cache (:mod:`dpadmm_lite.sweep`) keys a sweep by the library's files. A setting changed
 while a kernel runs is not in the files: a module-level dict mutated in place
-(``dl.arena.SIZES["adult"] = …``), a constant rebound, a function monkeypatched (replaced, or its
+(``dl.labels.PARAMETER_LABELS["rho"] = …``), a constant rebound, a function monkeypatched (replaced, or its
 ``__code__`` swapped), a class attribute changed. This module records, when each module of the
 library has finished its import (and again when ``import dpadmm_lite`` has finished, which
 imports the algorithms and fills the registry's tables), what every tracked name holds; then

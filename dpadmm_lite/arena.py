@@ -39,6 +39,7 @@ import inspect
 import itertools
 import json
 import math
+import types
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -71,23 +72,30 @@ class Task:
     lam: float
 
 
-#: The arena's tasks. δ is the same for both (below 1/n² for the Lasso's n = 1000 records).
-TASKS: dict[str, Task] = {
+#: The arena's tasks. δ is the same for both (below 1/n² for the Lasso's n = 1000 records). Read-only
+#: (a ``MappingProxyType`` of frozen :class:`Task`), as :data:`SIZES`: the cached :func:`problem` reads it.
+TASKS: types.MappingProxyType[str, Task] = types.MappingProxyType({
     "adult": Task("adult", "logistic-l2", "Adult", "Adult: logistic regression with ℓ2", "test error", 1e-6, 1e-4),
     # λ ≈ what LassoCV picks on an independent sample of the same distribution (Cyffers et al. choose
     # their κ by cross-validation on the non-private problem)
     "lasso": Task("lasso", "lasso", "Lasso", "Synthetic Lasso (n = 1000, p = 64)", "test objective", 1e-6, 5e-4),
-}
+})
 
 #: Rows of each split: ``size`` → task → (train, validation); the test split is fixed per task
 #: (Adult: its 5,222 shipped test rows; Lasso: 1,000 fresh rows of the same model). The full
 #: arena trains on 8,000 of Adult's 40,000 training rows so that every algorithm, the slowest
 #: included, runs its whole tuning and test sweep within the book's build time.
-SIZES = {
-    "fast": {"adult": (2_000, 500), "lasso": (1_000, 1_000)},
-    "full": {"adult": (8_000, 2_000), "lasso": (1_000, 1_000)},
-    "live": {"adult": (500, 500), "lasso": (1_000, 1_000)},  # the site's "Run live" panel (dpadmm_lite.live.arena)
-}
+#: Read-only, at both levels (``MappingProxyType`` of tuples): :func:`problem` and :func:`_splits` are
+#: cached on ``(task, size)`` alone, so a size changed in a kernel after they ran would be served their
+#: old data (and a sweep keyed on the new sizes would store old numbers). To try other sizes, build the
+#: problem yourself (``problems.logistic`` / ``problems.lasso`` on rows of your choice).
+SIZES: types.MappingProxyType[str, types.MappingProxyType[str, tuple[int, int]]] = types.MappingProxyType({
+    size: types.MappingProxyType(rows) for size, rows in {
+        "fast": {"adult": (2_000, 500), "lasso": (1_000, 1_000)},
+        "full": {"adult": (8_000, 2_000), "lasso": (1_000, 1_000)},
+        "live": {"adult": (500, 500), "lasso": (1_000, 1_000)},  # the site's "Run live" panel (dpadmm_lite.live.arena)
+    }.items()
+})
 
 #: Agents of every distributed algorithm (star, graph, federated, random walk): the same for all.
 N_AGENTS = 10

@@ -69,7 +69,7 @@ import contextlib
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 from scipy import special, stats
@@ -79,7 +79,8 @@ from . import mechanisms
 
 __all__ = ["Draw", "intercept_noise", "scaled_noise", "clopper_pearson", "epsilon_lower_bound", "detection_power",
            "runs_needed", "AuditResult", "audit_gaussian_mechanism", "canary_neighbours", "audit_algorithm",
-           "tiny_problem", "canary_pair", "CANARIES", "STANDARD_AUDITS", "HOLD_SEED", "NOT_AUDITED", "standard_audits"]
+           "tiny_problem", "canary_pair", "CANARIES", "CANARY_DESCRIPTIONS", "STANDARD_AUDITS", "HOLD_SEED", "Unaudited",
+           "NOT_AUDITED", "standard_audits"]
 
 _ORIGINAL = {"gaussian": mechanisms.gaussian, "laplace_l2": mechanisms.l2_laplace}
 _ATTRIBUTE = {"gaussian": "gaussian", "laplace_l2": "l2_laplace"}
@@ -734,6 +735,17 @@ def tiny_problem(loss: str = "logistic"):
 
 #: The canaries of :func:`canary_pair`.
 CANARIES = ("squared", "logistic", "logistic-far-optimum", "logistic-far-step", "squared-one-record", "squared-walk")
+#: Each canary of :data:`CANARIES` in a reader's words (the book's audit table; see :func:`canary_pair`).
+CANARY_DESCRIPTIONS = {
+    "squared": "ridge regression, 20 records; the canary at the norm bound, labels ±1",
+    "logistic": "logistic regression, 24 records; the canary at the norm bound, labels ±1",
+    "logistic-far-optimum": "logistic regression, 20,000 records holding the optimum far out; "
+                            "a misclassified canary, mirrored",
+    "logistic-far-step": "logistic regression, 24,000 identical records and a huge first step; "
+                         "a misclassified canary, mirrored",
+    "squared-one-record": "ridge regression on the canary alone, labels ±10",
+    "squared-walk": "ridge regression, 2 records; the canary is the walk's first user, labels ±10",
+}
 #: The labels ±10 of the one-record canaries: ten times the unit rows' norm, so that both versions'
 #: residuals (and so their clipped gradients or clipped differences) point in opposite directions at
 #: full clip — the whole replace-one sensitivity 2C.
@@ -847,27 +859,42 @@ STANDARD_AUDITS = (
 #: ``hold_seed``): the walk's path is public randomness its ledger takes no credit for.
 HOLD_SEED = frozenset({"private_admm_walk"})
 
-#: The private algorithms no standard audit covers, and why; what checks them instead.
+class Unaudited(NamedTuple):
+    """Why no standard audit covers a private algorithm, and what checks it instead (book's words)."""
+
+    reason: str
+    checked_by: str
+
+    def __str__(self) -> str:
+        return f"{self.reason}; checked instead by {self.checked_by}"
+
+
+#: The private algorithms no standard audit covers: why, and what checks them instead.
 NOT_AUDITED = {
-    "dvp_star": "objective perturbation: the released model is an exact minimiser, non-linear in its ℓ2-Laplace "
-                "noise, so each audit run is a library run with a local solve (the affine method does not apply) "
-                "and the tens of thousands of runs that catch halved noise do not fit the suite's time; its noise "
-                "law (radius of the ℓ2-Laplace draws) and its sensitivity (measured shift ≤ the ledger's Δ) are "
-                "checked by tests/test_privacy_noise.py (the noise drawn is the noise claimed; halved noise is "
-                "caught there) and tests/test_privacy_sensitivity.py, and an honest audit by runs "
-                "(tests/test_privacy_audit.py) must not exceed its ε",
-    "dvp_graph": "objective perturbation over a network, as dvp_star: the broadcast minimisers are non-linear in "
-                 "the ℓ2-Laplace noise; checked by tests/test_privacy_noise.py, tests/test_privacy_sensitivity.py "
-                 "and tests/test_network.py, and by an honest audit by runs",
-    "pvp_graph": "its last step is a DVP step (non-linear in the noise, as dvp_graph) fed by the noisy broadcasts; "
-                 "checked by tests/test_network.py (radius law of the drawn noise, one-step and hidden-state "
-                 "sensitivity), tests/test_privacy_noise.py and an honest audit by runs",
-    "dp_vradmm": "the ledger charges each inner step for the SVRG difference's worst case, (g(x) − g(x̃)) − (g′(x) − "
-                 "g′(x̃)) up to 4C/b, which needs a canary whose clipped gradient turns around between the snapshot "
-                 "and the iterate; the one-epoch canary (ridge, one record, labels ±10) moves only the snapshot "
-                 "gradient and reaches 0.32 of the reported loss, below the ½ that halved noise needs, at any number "
-                 "of runs; its noise and sensitivity (the ledger's 2c/n reached from an adversarial snapshot) are "
-                 "checked by tests/test_privacy_noise.py and tests/test_privacy_sensitivity.py",
+    "dvp_star": Unaudited(
+        "objective perturbation: the released model is an exact minimiser, non-linear in its ℓ2-Laplace noise, so "
+        "every audit run is a run of the library with a local solve (the affine method does not apply), and the tens "
+        "of thousands of runs that catch halved noise do not fit the test suite's time",
+        "the law of its noise (the radius of the ℓ2-Laplace draws: the noise drawn is the noise claimed, and halved "
+        "noise is caught there; tests/test_privacy_noise.py), its sensitivity (the measured shift stays within the "
+        "ledger's Δ; tests/test_privacy_sensitivity.py), and an audit by runs that must not prove more than the "
+        "reported ε (tests/test_privacy_audit.py)"),
+    "dvp_graph": Unaudited(
+        "objective perturbation over a network, as DVP over a star: the broadcast minimisers are non-linear in the "
+        "ℓ2-Laplace noise",
+        "the law of its noise and its sensitivity (tests/test_privacy_noise.py, tests/test_privacy_sensitivity.py, "
+        "tests/test_network.py), and an audit by runs"),
+    "pvp_graph": Unaudited(
+        "its last step is a DVP step, non-linear in the noise, fed by the noisy broadcasts",
+        "the radius law of the noise drawn and the sensitivity of one step and of the hidden state "
+        "(tests/test_network.py, tests/test_privacy_noise.py), and an audit by runs"),
+    "dp_vradmm": Unaudited(
+        "its ledger charges each inner step for the worst case of the variance-reduced gradient difference, up to "
+        "4C/b, which needs a canary whose clipped gradient turns around between the snapshot and the iterate; the "
+        "one-epoch canary (ridge regression on one record, labels ±10) moves only the snapshot's gradient and "
+        "reaches 0.32 of the reported privacy loss, below the ½ that halved noise needs, at any number of runs",
+        "the law of its noise (tests/test_privacy_noise.py) and its sensitivity, the ledger's 2c/n reached from an "
+        "adversarial snapshot (tests/test_privacy_sensitivity.py)"),
 }
 
 

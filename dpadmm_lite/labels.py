@@ -42,7 +42,7 @@ PAPER_LABELS = {"xu2020": "Xu et al. 2020", "huang2019": "Huang et al. 2019", "z
 PARAMETER_LABELS = {"rho": "ρ", "nu": "ν", "lam": "λ", "eta": "η", "gamma": "γ", "sigma": "σ", "mu": "μ",
                     "epsilon": "ε", "delta": "δ", "sampling_rate": "q", "iterations": "T", "n_agents": "N",
                     "batch_size": "b", "noise_multiplier": "σ/Δ", "relaxation": "θ", "clip": "clip",
-                    "learning_rate": "learning rate", "step": "step size"}
+                    "learning_rate": "learning rate", "step": "step size", "c_w": "bound on ‖w*‖"}
 
 
 _CACHE: dict[tuple, dict[str, str]] = {}

@@ -61,7 +61,7 @@ extra: ``pip install "dpadmm-lite[dask]"``.
 * the library's state since its import (:mod:`dpadmm_lite._state`): every public module-level
   value of the library, every function and class it defines and its classes' attributes are
   compared with what each module's import left; what differs — a dict mutated in place
-  (``dl.arena.SIZES["fast"]["lasso"] = …``), a constant rebound, a function monkeypatched or
+  (``dl.labels.PARAMETER_LABELS["rho"] = …``), a constant rebound, a function monkeypatched or
   its ``__code__`` swapped — is hashed by content (a replacement function by its code).
 * the environment variables the sweep declares with ``grid(..., env=("NAME", …))``, by value.
 

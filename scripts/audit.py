@@ -69,8 +69,8 @@ def main(argv=None) -> int:
     print()
     print(table(results, args.epsilon, args.delta))
     print("\nNot audited here (and what checks them instead):")
-    for name, reason in audit.NOT_AUDITED.items():
-        print(f"  {name}: {reason}")
+    for name, entry in audit.NOT_AUDITED.items():
+        print(f"  {name}: {entry}")
     wrong = [r for r in results if r.noise_factor == 1 and not r.passed]
     caught = [r for r in results if r.noise_factor != 1 and not r.passed]
     missed = [r for r in results if r.noise_factor != 1 and r.passed]

@@ -94,6 +94,21 @@ def test_splits_are_disjoint_and_seeded():
     assert p_test.reference_optimum() is p_val.reference_optimum()
 
 
+def test_the_settings_the_cached_data_read_are_read_only():
+    """problem() and _splits() are cached on (task, size) alone: a size or task changed in a kernel would be
+    served the old data, and a sweep keyed on the new setting would store old numbers. Both are read-only."""
+    with pytest.raises(TypeError):
+        arena.SIZES["fast"] = {"adult": (100, 100), "lasso": (100, 100)}
+    with pytest.raises(TypeError):
+        arena.SIZES["fast"]["lasso"] = (500, 1000)  # in place, one level down
+    with pytest.raises(TypeError):
+        arena.TASKS["lasso"] = replace(arena.TASKS["lasso"], lam=1.0)
+    with pytest.raises(AttributeError):  # a frozen dataclass
+        arena.TASKS["lasso"].lam = 1.0
+    assert arena.SIZES["fast"]["lasso"] == (1_000, 1_000) and arena.TASKS["lasso"].lam == 5e-4
+    assert all(isinstance(rows, tuple) for sizes in arena.SIZES.values() for rows in sizes.values())
+
+
 # ---------------------------------------------------------------------- one run at one budget
 def _one(task):
     return [c for c in arena.candidates([task], budget=1)]

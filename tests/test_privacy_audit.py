@@ -17,13 +17,14 @@ fixed; the settings come from ``tests/privacy_harness.py``.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 import dpadmm_lite as dl
 import privacy_harness as H
-from dpadmm_lite import audit
+from dpadmm_lite import audit, labels
 
 PRIVATE = dl.algorithms().private
 
@@ -239,8 +240,18 @@ def test_every_private_algorithm_is_audited_or_says_why_not():
     audited = {name for name, _, _ in audit.STANDARD_AUDITS}
     assert audited.isdisjoint(audit.NOT_AUDITED)
     assert audited | set(audit.NOT_AUDITED) == set(PRIVATE), set(PRIVATE) ^ (audited | set(audit.NOT_AUDITED))
-    for name, reason in audit.NOT_AUDITED.items():
-        assert "tests/test_privacy_noise.py" in reason or "tests/test_network.py" in reason, name
+    for name, entry in audit.NOT_AUDITED.items():
+        assert "tests/test_privacy_noise.py" in entry.checked_by or "tests/test_network.py" in entry.checked_by, name
+        assert entry.reason and str(entry) == f"{entry.reason}; checked instead by {entry.checked_by}"
+
+
+def test_not_audited_reasons_and_canary_descriptions_read_as_english():
+    """The book prints NOT_AUDITED's reasons and each canary's description: no internal name in them."""
+    internal = re.compile(r"\b(" + "|".join(map(re.escape, sorted(labels.internal_names(), key=len, reverse=True)))
+                          + r")\b")
+    texts = [*(t for entry in audit.NOT_AUDITED.values() for t in entry), *audit.CANARY_DESCRIPTIONS.values()]
+    assert not [t for t in texts if internal.search(t)], [internal.findall(t) for t in texts]
+    assert set(audit.CANARY_DESCRIPTIONS) == set(audit.CANARIES)
 
 
 def test_the_walk_audit_holds_the_path_and_other_seeds_are_not_affine():

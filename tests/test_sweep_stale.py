@@ -174,16 +174,16 @@ def test_a_module_imported_inside_the_task_changes_the_key(cache, helpers, tmp_p
 # ---------------------------------------------------------------------- the library's state
 def test_a_library_dict_mutated_in_place_changes_the_key(cache, tmp_path, monkeypatch):
     log = tmp_path / "calls"
-    arena = dl.arena
+    labels = dl.labels  # (the arena's settings, read by cached functions, are read-only: tests/test_arena.py)
 
     def task(epsilon, seed):
         _note(log)
-        return {"v": float(arena.SIZES["fast"]["lasso"][0]) * epsilon}
+        return {"v": float(len(labels.PARAMETER_LABELS["sampling_rate"])) * epsilon}
 
     before, key = _run(task)
-    monkeypatch.setitem(arena.SIZES["fast"], "lasso", (500, 1000))  # in place: the dict is the same object
+    monkeypatch.setitem(labels.PARAMETER_LABELS, "sampling_rate", "rate q")  # in place: the same dict object
     after, new_key = _run(task)
-    assert (before, after) == (500.0, 250.0) and new_key != key and _calls(log) == 2
+    assert (before, after) == (0.5, 3.0) and new_key != key and _calls(log) == 2
     monkeypatch.undo()  # as imported again: the first file serves
     assert sweep.cache_key(task, {"epsilon": [0.5]}, name="stale") == key
 
