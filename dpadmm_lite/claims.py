@@ -64,6 +64,7 @@ __all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", 
            "NOT_TESTABLE", "EXPECTED", "BOOK_QUESTIONS", "Comparison", "compare", "ratio", "paired_interval",
            "evaluate", "verdict_rule", "Precondition", "learns", "given", "check_preconditions", "record",
            "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence", "describe", "check_quote",
+           "quote_problems",
            "table", "evidence_chart", "SPLIT_RULE"]
 
 #: Coverage of every interval the claims are decided by (two-sided).
@@ -1080,7 +1081,7 @@ def describe(claim_id: str, records=None) -> dict:
             "toward": f"{int(ev.toward.sum())} of {len(ev)} point the claimed way",
             "effects": dict(zip(ev.comparison, ev.text)), "effect": effect, "split": _split(entry, ev),
             "failed_preconditions": _failed(pre) if pre else {},
-            "preconditions": {name: c["reason"] if c["kind"] == "given" else c["reason"] for name, c in pre.items()},
+            "preconditions": {name: c["reason"] for name, c in pre.items()},
             "question": _question(entry), "unit": entry.get("unit", ""), "sided": entry.get("sided", "one"),
             "design": entry.get("design", "")}
 
@@ -1102,6 +1103,26 @@ def check_quote(claim_id: str, comparison: str, value: float, records=None, *, d
     if abs(value - est) > tol:
         raise ValueError(f"{claim_id}, {comparison!r}: the chapter shows {value:g} but the record gives {est:g}")
     return est
+
+
+def quote_problems(texts: Mapping[str, str], records=None) -> list[str]:
+    """Effects a chapter quotes that the table does not show: every part of a text (between "; ")
+    that reads as an effect — "A better than B by x … (95 % CI …)" or "A ÷ B = f× … (95 % CI …)" —
+    must contain, word for word, an effect of some record (as :func:`describe` and the table give
+    it). A sign flipped between chapter and table, or a number typed by hand, is reported as
+    ``"name: quoted"``. ``texts``: name → text (a chapter's glued strings)."""
+    records = load() if records is None else records
+    if isinstance(records, Mapping):
+        records = list(records.values())
+    known = [text for e in records if not _is_old(e) and e.get("comparisons") for text in evidence(e)["text"]]
+    found = []
+    for name, text in texts.items():
+        for part in str(text).split("; "):
+            quoted = part.split(": ")[-1].strip()
+            if "(95 % CI" in quoted and (" better than " in quoted or " ÷ " in quoted) \
+                    and not any(k in quoted for k in known):
+                found.append(f"{name}: {quoted}")
+    return found
 
 
 def _preconditions_text(entry: Mapping) -> str:
@@ -1176,7 +1197,7 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
 STATUS_COLOURS = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive": "#b35806", "trivial": "#999999"}
 
 
-def evidence_chart(entry: dict, *, width: int = 260, label_width: int = 230):
+def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
     """A forest plot of a record's comparisons: one row each, the effect in the claimed
     direction with its 95 % interval, a line at zero (a factor's bound, a paper's range as a
     band), coloured by outcome, trivial ones grey. ``None`` for a first-edition record (no
@@ -1191,7 +1212,7 @@ def evidence_chart(entry: dict, *, width: int = 260, label_width: int = 230):
          "order"]]  # what the chart draws (no infinite margin: Vega reads JSON)
     colour = alt.Color("status:N", title="comparison",
                        scale=alt.Scale(domain=list(STATUS_COLOURS), range=list(STATUS_COLOURS.values())),
-                       legend=alt.Legend(orient="bottom", direction="horizontal"))
+                       legend=alt.Legend(orient="bottom", direction="horizontal", columns=2))
     y = alt.Y("comparison:N", sort=alt.EncodingSortField("order"), title=None,
               axis=alt.Axis(labelLimit=label_width, grid=False))
     tooltip = [alt.Tooltip("comparison:N"), alt.Tooltip("compares:N"), alt.Tooltip("effect_text:N", title="effect"),
@@ -1225,4 +1246,7 @@ def evidence_chart(entry: dict, *, width: int = 260, label_width: int = 230):
                                                                                tooltip=tooltip))
         panels.append(alt.layer(*layers).properties(width=width, height=22 * len(frame) + 8))
     chart = panels[0] if len(panels) == 1 else alt.vconcat(*panels).resolve_scale(x="independent")
+    if entry.get("verdict") == NOT_TESTABLE:  # the comparisons are shown, but say nothing about the claim
+        chart = chart.properties(title=alt.TitleParams("A precondition failed: these comparisons decide nothing",
+                                                       anchor="start", fontSize=12))
     return chart

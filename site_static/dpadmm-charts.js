@@ -216,21 +216,39 @@
     return result;
   }
 
+  function drawTarget(target, node) {
+    target.dataset.drawn = "1";
+    target.__dpadmmDrawing = drawOne(target, expand(JSON.parse(node.textContent))).then(function (result) {
+      if (window.dpadmmReadouts) window.dpadmmReadouts(target, result.view);
+      nameControls(target);
+      target.__dpadmmView = result.view;
+      target.dataset.drawn = "done";
+    }).catch(function (err) {
+      target.textContent = "This chart could not be drawn: " + err;
+      target.dataset.drawn = "failed";
+      console.error(err);
+    });
+    return target.__dpadmmDrawing;
+  }
+
   function draw() {
     document.querySelectorAll("script.dpadmm-vega-spec").forEach(function (node) {
       var target = document.getElementById(node.dataset.target);
       if (!target || target.dataset.drawn) return;
-      target.dataset.drawn = "1";
-      drawOne(target, expand(JSON.parse(node.textContent))).then(function (result) {
-        if (window.dpadmmReadouts) window.dpadmmReadouts(target, result.view);
-        nameControls(target);
-        target.__dpadmmView = result.view;
-        target.dataset.drawn = "done";
-      }).catch(function (err) {
-        target.textContent = "This chart could not be drawn: " + err;
-        target.dataset.drawn = "failed";
-        console.error(err);
-      });
+      // a chart in a closed fold has no width yet: drawn now, and again for the column it gets
+      // once the fold opens (the reproducibility page's evidence)
+      var fold = target.closest("details:not([open])");
+      if (fold) {
+        fold.addEventListener("toggle", function redraw() {
+          if (!fold.open) return;
+          fold.removeEventListener("toggle", redraw);
+          target.__dpadmmDrawing.then(function () {
+            if (target.__dpadmmView) target.__dpadmmView.finalize();
+            return drawTarget(target, node);
+          });
+        });
+      }
+      drawTarget(target, node);
     });
   }
   if (document.readyState === "loading") {

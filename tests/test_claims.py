@@ -362,6 +362,28 @@ def test_a_corrupt_record_is_named(results):
         claims.load(results)
 
 
+def _glued(notebook: dict) -> dict[str, str]:
+    out = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            scrap = output.get("metadata", {}).get("scrapbook")
+            if scrap:
+                out[scrap["name"]] = str(output.get("data", {}).get(scrap["mime_prefix"] + "text/plain", ""))
+    return out
+
+
+def test_chapters_quote_the_tables_effects(fast_build):
+    """Every effect a chapter glues into its prose is, word for word, one the reproducibility table
+    shows: no sign flipped between chapter and table (Cyffers' +0.105 against −0.105)."""
+    records = claims.load(build_book.results_dir(fast_build.stage.parent))
+    wrong = []
+    for path in build_book.toc_notebooks():
+        executed = fast_build.stage / path.relative_to(build_book.ROOT)
+        if executed.exists():
+            wrong += [f"{path.stem}: {w}" for w in claims.quote_problems(_glued(json.loads(executed.read_text())), records)]
+    assert not wrong, f"effects quoted in a chapter that its table does not show: {wrong}"
+
+
 def test_fast_build_records_support_their_verdicts(fast_build):
     """Every verdict a chapter recorded in the test build follows from its own numbers, and every
     claim the book lists was tested by some chapter."""
@@ -470,6 +492,12 @@ def test_a_flipped_sign_between_chapter_and_table_is_caught(results):
         claims.check_quote("t.sign", "A beats B", 0.07, decimals=3)
     with pytest.raises(KeyError):
         claims.check_quote("t.sign", "no such comparison", 0.05)
+    # the same on a chapter's glued words: its quote must be the table's, word for word
+    text = claims.describe("t.sign")["effects"]["A beats B"]
+    assert claims.quote_problems({"ok": f"at ε = 1: {text}; more words", "other": "no effect here"}) == []
+    flipped = text.replace("+", "\N{MINUS SIGN}")  # what a chapter that printed A − B would say
+    assert flipped != text
+    assert claims.quote_problems({"flipped": f"A beats B: {flipped}"}) == [f"flipped: {flipped}"]
 
 
 def test_counts_toward_and_a_split_range_come_from_the_record(results):
@@ -513,3 +541,11 @@ def test_format_2_records_still_read(results):
     assert claims.problems(entry) == []
     row = claims.table([entry], expected={}).loc["t.old2"]
     assert row["verdict"] == "holds" and row["preconditions"] == "" and row["question"] == "paper"
+
+
+def test_a_not_testable_records_forest_plot_says_it_decides_nothing(results):
+    _beats("t.nt", [MAJORITY] * 5)
+    spec = claims.evidence_chart(_stored(results, "t.nt")).to_dict()
+    assert "decide nothing" in spec["title"]["text"]
+    _beats("t.ok2", [0.15, 0.16, 0.15, 0.14, 0.15])
+    assert "title" not in claims.evidence_chart(_stored(results, "t.ok2")).to_dict()

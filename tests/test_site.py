@@ -726,7 +726,9 @@ def test_every_chart_has_a_name_and_a_description(visits):
         # a chart in a closed fold (the reproducibility page's evidence) is out of the accessibility
         # tree until the reader opens it: open every fold, as a reader would, before asking
         page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
-        page.wait_for_timeout(300)
+        # a chart in a fold is drawn again for the width it gets when the fold opens: wait for it
+        page.wait_for_function("() => [...document.querySelectorAll('.dpadmm-vega')].every("
+                               "d => d.dataset.drawn === 'done' || d.dataset.drawn === 'failed')", timeout=60_000)
         for i, node in enumerate(_ax(page, ".dpadmm-vega")):
             name, description = node["name"].strip(), node["description"].strip()
             if not name or "vega" in name.lower():
