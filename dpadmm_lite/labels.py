@@ -35,7 +35,7 @@ REGULARIZER_LABELS = {"l1": "ℓ1", "l2": "ℓ2"}
 
 #: The papers of the registry's ``paper`` field, as the book cites them.
 PAPER_LABELS = {"xu2020": "Xu et al. 2020", "huang2019": "Huang et al. 2019", "zhang2017": "Zhang & Zhu 2017",
-                "liu2022": "Liu et al. 2022", "cyffers2023": "Cyffers et al. 2023"}
+                "liu2022": "Liu et al. 2022", "cyffers2023": "Cyffers et al. 2023", "chen2020": "Chen & Lee 2020"}
 
 #: Hyper-parameters and options by their book's notation (the notation tables of the chapters):
 #: what a tuning grid, a chosen setting or a control of a panel shows.

@@ -63,6 +63,11 @@ CASES: dict[str, Case] = {
     "dp_sadmm": Case(logistic_problem, {"rho": 1.0, "iterations": 30, "nu": 2.0, "batch_size": 40}),
     "svrg_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 3, "nu": 2.0, "batch_size": 40}),
     "dp_vradmm": Case(logistic_problem, {"rho": 1.0, "iterations": 3, "nu": 2.0, "batch_size": 40}),
+    # Chen & Lee 2020 (chen_lee.py): Liu et al.'s DP-ADMM baseline, steps T of a Poisson minibatch, x = y
+    "sladmm": Case(lambda scale=1.0: logistic_problem(scale, penalty="l1"), {"rho": 1.0, "iterations": 30,
+                                                                             "batch_size": 40}),
+    "ssadmm": Case(lambda scale=1.0: logistic_problem(scale, penalty="l1"), {"rho": 1.0, "iterations": 30,
+                                                                             "batch_size": 40}),
     # Cyffers et al. 2023 (fixed_point.py): one user per record; clipped Lasso (γ = 1/ρ = 400)
     "admm_consensus": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "relaxation": 0.5, "clip": 0.1}),
     "private_admm": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "relaxation": 0.5, "clip": 0.1}),

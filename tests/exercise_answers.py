@@ -369,6 +369,20 @@ ANSWERS["liu2022.check_smoothing"] = Answers(
 )
 
 
+def _liu_x_step():
+    x, y, u, g, rho, eta = liu2022.x_step_data()
+    return np.array([(x[k] / eta + rho * (y[k] - u[k]) - g[k]) / (1 / eta + rho) for k in range(len(x))])
+
+
+ANSWERS["liu2022.check_x_step"] = Answers(
+    reference=_liu_x_step,
+    wrong={
+        "a plain gradient step": lambda: liu2022.x_step_data()[0] - liu2022.x_step_data()[5] * liu2022.x_step_data()[3],
+        "added the gradient": lambda: _liu_x_step() + 2 * liu2022.x_step_data()[3] / (1 / 2.0 + 0.5),
+    },
+)
+
+
 def _liu_variance(power=2.0):
     d, nu, sigma = liu2022.variance_data()
     return sigma**2 * np.mean(_liu_eigenvalues(d, nu) ** -power)

@@ -264,6 +264,13 @@ def _liu_vradmm_noise(problem, on, off):
     return -shift * S * p["gamma"] / p["eta"]
 
 
+def _chen_lee_gain(trace):
+    """d model / d u_{T−1} of ssADMM: −1/(1/η + ρ), divided by the iterates averaged for the "tail" output."""
+    p, T = trace.params, trace.iterations
+    gain = -1.0 / (1.0 / p["eta"] + p["rho"])
+    return gain if p["output"] == "last" else gain / (T - T // 2)
+
+
 _LIU_AUDIT = {"rho": 1.0, "iterations": 1, "batch_size": 24}  # q = 1: the canary is in every batch
 
 
@@ -415,6 +422,18 @@ ENTRIES: dict[str, Entry] = {
                      Sensitivity(options={"batch_size": 240, "iterations": 2}, steps=2, margin=MARGIN,
                                  min_ratio=0.95)),
         audit=Audit(tiny_logistic, _LIU_AUDIT, runs=300),
+    ),
+    # Chen & Lee 2020 (chen_lee.py): one call draws u_0 … u_{T−1} (T, d); x_T moves by −u/(1/η + ρ), the
+    # released model is x_T ("last") or the average of the last T − ⌊T/2⌋ iterates ("tail")
+    "ssadmm": Entry(
+        releases=(Release("ssADMM", lambda k: (0, (k - 1,)), gain=_chen_lee_gain),),
+        options={"output": "last"},
+        sensitivity=(Sensitivity(options={"batch_size": 240, "iterations": 2, "output": "last"}, steps=2,
+                                 margin=MARGIN, min_ratio=0.95),
+                     Sensitivity(problem=squared_l2, options={"clip": 0.1, "batch_size": 40, "iterations": 2,
+                                                              "output": "last"}, steps=2, min_ratio=0.98,
+                                 labels=(-10.0, 10.0))),
+        audit=Audit(tiny_logistic, {**_LIU_AUDIT, "output": "last"}, runs=300),
     ),
     "dp_vradmm": Entry(
         releases=(Release("SVRG gradient", lambda k: (0, (k - 1, 0)), recover=_liu_vradmm_noise),

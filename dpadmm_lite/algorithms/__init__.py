@@ -3,7 +3,8 @@
 Each submodule decorates its algorithm functions with :func:`dpadmm_lite.registry.register`,
 so :func:`dpadmm_lite.run` and :func:`dpadmm_lite.algorithms` see them all. Every public
 submodule is imported (a new paper family needs no line here): ``linearized`` (Xu et al.),
-``star`` (Huang et al.), ``fixed_point`` (Cyffers et al.), ``stochastic`` (Liu et al.),
+``star`` (Huang et al.), ``fixed_point`` (Cyffers et al.), ``stochastic`` (Liu et al.), ``chen_lee``
+(Chen & Lee's ssADMM, Liu et al.'s DP-ADMM baseline),
 ``graph`` and ``network`` (Zhang & Zhu).
 """
 

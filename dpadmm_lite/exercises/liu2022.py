@@ -13,7 +13,8 @@ from ..smoothing import eigenvalues, laplacian_smooth, noise_variance, smoothing
 from . import Feedback, check
 
 __all__ = ["smoothing_data", "expected_smoothing", "check_smoothing", "variance_data", "expected_variance",
-           "check_variance", "sensitivity_data", "expected_sensitivity", "check_sensitivity"]
+           "check_variance", "sensitivity_data", "expected_sensitivity", "check_sensitivity", "x_step_data",
+           "expected_x_step", "check_x_step"]
 
 
 # ---------------------------------------------------------------------- exercise 1: smoothing by FFT
@@ -114,3 +115,36 @@ def check_sensitivity(answer) -> Feedback:
         },
         hint="bound the norm of one record's term in (1/b)Σ(∇fᵢ(x) − ∇fᵢ(x̃)), then ask what replacing that "
              "record can do to the sum.")
+
+
+# ---------------------------------------------------------------------- exercise 5: ssADMM's closed-form x-step
+def x_step_data():
+    """``x, y, u, g, rho, eta`` of exercise 5: ssADMM's state (x_t, y_t, scaled dual u_t), a noisy gradient g_t,
+    the penalty ρ and the step η (dimension 5)."""
+    rng = np.random.default_rng(5)
+    x, y, u, g = rng.standard_normal((4, 5))
+    return x, y, u, g, 0.5, 2.0
+
+
+def expected_x_step() -> np.ndarray:
+    """argmin_x ⟨g, x⟩ + (ρ/2)‖x − y + u‖² + (1/(2η))‖x − x_t‖² = (x_t/η + ρ(y − u) − g)/(1/η + ρ)."""
+    x, y, u, g, rho, eta = x_step_data()
+    return (x / eta + rho * (y - u) - g) / (1 / eta + rho)
+
+
+def check_x_step(answer) -> Feedback:
+    x, y, u, g, rho, eta = x_step_data()
+    return check(
+        "ssADMM's x-step x_{t+1}", answer, expected_x_step(), rtol=1e-9, atol=1e-12,
+        praise="setting the gradient of ⟨g, x⟩ + (ρ/2)‖x − y + u‖² + (1/(2η))‖x − x_t‖² to zero gives "
+               "(1/η + ρ)x = x_t/η + ρ(y − u) − g: one division per coordinate, no solve.",
+        mistakes={
+            "you added the gradient: the step goes against g": lambda e: e + 2 * g / (1 / eta + rho),
+            "the dual enters as y − u (the term is ‖x − y + u‖²), not y + u":
+                lambda e: e + 2 * rho * u / (1 / eta + rho),
+            "that is a plain gradient step x_t − ηg: the augmented term (ρ/2)‖x − y + u‖² is part of the minimised "
+            "function": lambda e: x - eta * g,
+            "you divided by 1/η only: ρx from the augmented term belongs on the left-hand side too":
+                lambda e: e * (1 / eta + rho) * eta,
+        },
+        hint="differentiate: g + ρ(x − y + u) + (x − x_t)/η = 0, then solve for x.")

@@ -51,8 +51,8 @@ def liu2022_curves(epsilon: float = 0.4, nu: float = 2.0, rho: float = 0.01, alg
                    references: bool = False) -> dict[str, Any]:
     """DP-VRADMM and DP-SADMM (Liu et al. 2022, Algorithms 1 and 2) with Laplacian smoothing ν on the
     chapter's live problem (:func:`liu2022_problem`): the objective gap and the test accuracy against
-    the passes over the data, as the rows of the chapter's chart "DP-VRADMM and DP-SADMM on 4,000
-    Adult rows: objective gap" (and of its test-accuracy twin).
+    the passes over the data, as the rows of the chapter's figure "DP-VRADMM and DP-SADMM on 4,000
+    Adult rows: objective gap and test accuracy" (both of its charts).
 
     Parameters
     ----------
@@ -112,7 +112,7 @@ def liu2022_curves(epsilon: float = 0.4, nu: float = 2.0, rho: float = 0.01, alg
 PANELS = {
     "liu2022": {
         "page": "book/liu2022",
-        "chart": f"DP-VRADMM and DP-SADMM on {LIU2022_LIVE_ROWS:,} Adult rows: objective gap",
+        "chart": f"DP-VRADMM and DP-SADMM on {LIU2022_LIVE_ROWS:,} Adult rows: objective gap and test accuracy",
         "function": "liu2022_curves",
         "controls": [
             epsilon_control(0.4),

@@ -47,22 +47,28 @@
     };
     delete spec.params;
     delete spec.datasets;
-    var layers = spec.layer || [spec];
-    var kept = [];
-    layers.forEach(function (layer) {
-      var filters = (layer.transform || []).filter(function (t) { return t.filter && uses(t.filter); });
-      var others = (layer.transform || []).filter(function (t) { return !(t.filter && uses(t.filter)); });
-      if (others.some(uses)) return; // a caption of the sliders' values
-      if (filters.length) {
-        layer.transform = others;
-        layer.data = { name: "live" };
-        kept.push(layer);
-      } else {
-        kept.push(layer);
-      }
-    });
-    if (spec.layer) spec.layer = kept;
-    else spec.data = { name: "live" };
+    function strip(view) {
+      var layers = view.layer || [view];
+      var kept = [];
+      layers.forEach(function (layer) {
+        var filters = (layer.transform || []).filter(function (t) { return t.filter && uses(t.filter); });
+        var others = (layer.transform || []).filter(function (t) { return !(t.filter && uses(t.filter)); });
+        if (others.some(uses)) return; // a caption of the sliders' values
+        if (filters.length) {
+          layer.transform = others;
+          layer.data = { name: "live" };
+          kept.push(layer);
+        } else {
+          kept.push(layer);
+        }
+      });
+      if (view.layer) view.layer = kept;
+      else view.data = { name: "live" };
+    }
+    // one figure of several charts (one set of controls drives them all): every chart draws the live rows
+    var views = spec.hconcat || spec.vconcat || spec.concat;
+    if (views) views.forEach(strip);
+    else strip(spec);
     spec.datasets = { live: rows };
     spec.title = (typeof spec.title === "string" ? spec.title : "") + " (live)";
     spec.description = spec.title;
