@@ -99,9 +99,38 @@ class LiteChapter:
             " return {text: area ? area.innerText : '', chart: !!c.node.querySelector('.dpadmm-vega-lab svg, .dpadmm-vega-lab canvas'),"
             " sliders: c.node.querySelectorAll('.widget-slider, input[type=range]').length, error}; }", index)
 
+    def wait_output(self, index: int, text: str | None = None, chart: bool = False, timeout: float = 60) -> dict:
+        """:meth:`outputs` of cell ``index`` once they show ``text`` (and a drawn chart if ``chart``):
+        outputs and widget views render a moment after the cell's reply."""
+        self.page.wait_for_function(
+            f"([i, text, chart]) => {{ const n = {_PANEL}.content.widgets[i].node;"
+            " const area = n.querySelector('.jp-OutputArea'); const t = area ? area.innerText : '';"
+            " return (text === null || t.includes(text))"
+            "  && (!chart || !!n.querySelector('.dpadmm-vega-lab svg, .dpadmm-vega-lab canvas')); }",
+            arg=[index, text, chart], timeout=timeout * 1000, polling=250)
+        return self.outputs(index)
+
     def chart_svg(self, index: int) -> str:
         return self.page.evaluate(f"(i) => {{ const s = {_PANEL}.content.widgets[i].node.querySelector("
                                   "'.dpadmm-vega-lab svg'); return s ? s.outerHTML : ''; }", index)
+
+    def move_slider(self, index: int, to: float = 0.8, timeout: float = 120) -> tuple[str, str]:
+        """Click the first slider of cell ``index``'s live panel at ``to`` (0 … 1) of its track, as a
+        reader does (the notebook keeps the arrow keys for moving between cells); returns the chart's
+        SVG before and after the redraw."""
+        before = self.chart_svg(index)
+        track = self.page.evaluate_handle(
+            f"(i) => {{ const n = {_PANEL}.content.widgets[i].node;"
+            " return n.querySelector('.dpadmm-live .widget-slider .noUi-base'); }", index).as_element()
+        if track is None:
+            raise RuntimeError(f"cell {index} shows no live panel with a slider")
+        track.scroll_into_view_if_needed()
+        box = track.bounding_box()
+        self.page.mouse.click(box["x"] + to * box["width"], box["y"] + box["height"] / 2)
+        self.page.wait_for_function(
+            f"([i, before]) => {{ const s = {_PANEL}.content.widgets[i].node.querySelector('.dpadmm-vega-lab svg');"
+            " return s && s.outerHTML !== before; }", arg=[index, before], timeout=timeout * 1000, polling=250)
+        return before, self.chart_svg(index)
 
     def close(self):
         self.context.close()
