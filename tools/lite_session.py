@@ -73,7 +73,7 @@ class LiteChapter:
 
     def cells(self) -> list[dict]:
         return self.page.evaluate(f"() => {_PANEL}.content.widgets.map(c => ({{type: c.model.type,"
-                                  " source: c.model.sharedModel.getSource()}}))")
+                                  " source: c.model.sharedModel.getSource()}))")
 
     def run(self, index: int, source: str | None = None, timeout: float = 180) -> dict:
         """Run cell ``index`` (its source replaced by ``source`` if given) as a reader does; returns

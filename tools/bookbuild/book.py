@@ -22,12 +22,13 @@ import json
 import multiprocessing
 import os
 import shutil
+import subprocess
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import reuse
+from . import lite, live, reuse
 from .progress import Progress, previous_seconds
 from .site import build_site
 from .stage import CELL_TIMEOUT, NotebookRun, execute_notebook, execution_stage, results_dir, stage_sources
@@ -120,6 +121,11 @@ def build(mode: str, *, jobs: int = 2, out: Path | None = None, fresh: bool = Fa
             print(f"  the kernel's messages: {log}", flush=True)
     if all(n.ok for n in result.notebooks):
         result.site_ok, result.site_log = build_site(mode, result.stage, result.html)
+        if result.site_ok:  # the JupyterLite edition, in the site's lite/ (lite.py)
+            try:
+                lite.build(result.html, "book")
+            except (lite.LiteBuildError, live.LiveBuildError, subprocess.CalledProcessError) as err:
+                result.site_ok, result.site_log = False, result.site_log + f"\nthe Lite edition was not built: {err}"
     else:
         result.site_log = "site not built: a notebook failed"
     result.seconds = time.perf_counter() - start

@@ -20,7 +20,7 @@ saves a notebook as ``.ipynb``.
     python -m bookbuild.lite --site _build/test/html            # from tools/: an already built site
     python -m bookbuild.lite --site _build/student/html --edition student
 
-The build's work folder is ``_build/lite-work/<edition>`` (never in the site); the Vega bundle the
+The build's work folder is ``lite-work-<edition>`` beside the site (never in it); the Vega bundle the
 chart widget needs in the browser is vl-convert's, cached by the library (``viz.bundle_source``).
 """
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from . import live
 from .solutions import strip_notebook
-from .toc import BUILD, ROOT, toc_notebooks
+from .toc import ROOT, toc_notebooks
 
 #: The site's folder of the Lite edition.
 LITE = "lite"
@@ -48,7 +48,6 @@ APPS = ("notebooks", "tree", "lab")
 PRELOAD = ["ssl", "sqlite3", "comm", "jedi", "ipython"]
 #: The marker in a chapter page's launch button that this build replaces with the download size.
 SIZE_MARK = re.compile(r'(<span class="dpadmm-lite-size">)[^<]*(</span>)')
-WORK = BUILD / "lite-work"
 EDITIONS = ("book", "student")
 
 
@@ -128,7 +127,7 @@ def build(html: Path, edition: str = "book", *, work: Path | None = None) -> dic
     html = Path(html).resolve()
     if not (html / "_static" / "live" / "pyodide" / "pyodide-lock.json").exists():
         raise LiteBuildError(f"{html} has no _static/live/pyodide: install the live panels' files first (live.install)")
-    work = Path(work) if work is not None else WORK / edition
+    work = Path(work) if work is not None else html.parent / f"lite-work-{edition}"
     kernel = live.install_kernel(html, vega_bundle=bundle_source())
     contents = work / "files"
     notebooks = write_contents(contents, edition)
