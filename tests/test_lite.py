@@ -21,7 +21,7 @@ import pytest
 
 import build_student
 import lite_session
-from bookbuild import lite, live
+from bookbuild import lite, lite_packages, live
 from bookbuild.toc import ROOT, toc_notebooks
 
 CHAPTER = "admm"  # the chapter the browser test runs: its exercise 1 has the check below
@@ -42,7 +42,7 @@ def test_the_kernel_runs_on_the_sites_own_pyodide_and_never_asks_pypi(lite_dir):
     settings = lite.check(lite_dir)
     assert settings["pyodideUrl"] == "./../_static/live/pyodide/pyodide.js"
     assert settings["disablePyPIFallback"] is True
-    assert settings["loadPyodideOptions"]["lockFileURL"] == f"../_static/live/pyodide/{live.LITE_LOCK}"
+    assert settings["loadPyodideOptions"]["lockFileURL"] == f"../_static/live/pyodide/{lite_packages.LITE_LOCK}"
     assert not (lite_dir / ".jupyterlite.doit.db").exists()
     assert not list(lite_dir.rglob("pyodide.asm.wasm")), "the Lite edition must reuse the site's Pyodide, not copy it"
     # a build that lost its settings (JupyterLite's task database) is refused
@@ -57,7 +57,7 @@ def test_the_kernel_runs_on_the_sites_own_pyodide_and_never_asks_pypi(lite_dir):
 
 def test_every_package_of_the_lite_lock_is_checked_by_sha256(site_dir):
     folder = site_dir / "_static/live/pyodide"
-    lock = json.loads((folder / live.LITE_LOCK).read_text())
+    lock = json.loads((folder / lite_packages.LITE_LOCK).read_text())
     official = json.loads((live.NPM_DIR / "node_modules/pyodide/pyodide-lock.json").read_text())
     for name in ("ipython", "jedi", "pandas", "ssl", "micropip", "altair", "ipywidgets", "anywidget", "comm",
                  "markupsafe", "jinja2", "jsonschema", live.WHEEL_NAME):
@@ -65,8 +65,8 @@ def test_every_package_of_the_lite_lock_is_checked_by_sha256(site_dir):
     for name, entry in lock["packages"].items():
         data = (folder / entry["file_name"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"], name
-        if name in live.PYPI_WHEELS:
-            assert entry["sha256"] == live.PYPI_WHEELS[name][1], name
+        if name in lite_packages.PYPI_WHEELS:
+            assert entry["sha256"] == lite_packages.PYPI_WHEELS[name][1], name
         elif name in official["packages"] and name not in (*live.UNUSED, live.WHEEL_NAME, "markupsafe"):
             assert entry["sha256"] == official["packages"][name]["sha256"], f"{name} is not Pyodide's official file"
     live.closure(lock, lock["packages"])  # every dependency is in the lock
@@ -84,9 +84,9 @@ def test_every_package_of_the_lite_lock_is_checked_by_sha256(site_dir):
 
 
 def test_markupsafe_is_its_pure_python_part_packed_reproducibly():
-    sdist = live._pypi_files(live.CACHE, [("markupsafe", *live.MARKUPSAFE)], binary=False)["markupsafe"]
-    name, data = live.markupsafe_wheel(sdist)
-    assert live.markupsafe_wheel(sdist) == (name, data)
+    sdist = lite_packages._pypi_files(live.CACHE, [("markupsafe", *lite_packages.MARKUPSAFE)], binary=False)["markupsafe"]
+    name, data = lite_packages.markupsafe_wheel(sdist)
+    assert lite_packages.markupsafe_wheel(sdist) == (name, data)
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         names = z.namelist()
     assert "markupsafe/_native.py" in names and "markupsafe/__init__.py" in names
@@ -154,7 +154,7 @@ def test_glue_in_the_browser_shows_the_value_with_its_name(monkeypatch):
     _book.glue("rho", 0.5)
     assert shown[0] == ({"text/plain": "T_graph = 60"}, {"scrapbook": {"name": "T_graph", "mime_prefix": ""}})
     assert shown[1][0]["text/plain"] == "0.5"
-    assert json.loads(json.dumps(live.MYST_NB_SHIM.decode())) and "from dpadmm_lite._book import glue" in live.MYST_NB_SHIM.decode()
+    assert json.loads(json.dumps(lite_packages.MYST_NB_SHIM.decode())) and "from dpadmm_lite._book import glue" in lite_packages.MYST_NB_SHIM.decode()
 
 
 # ------------------------------------------------------------------ in the browser, offline
@@ -167,7 +167,7 @@ def test_a_chapter_launched_from_its_page_runs_offline(site_dir, lite_dir, serve
         seconds = visit.launch(page_url, timeout=240)
         assert "/lite/notebooks/" in visit.page.url
         pyodide = f"{server}/_static/live/pyodide/"
-        assert f"{pyodide}pyodide.asm.wasm" in visit.requested and f"{pyodide}{live.LITE_LOCK}" in visit.requested
+        assert f"{pyodide}pyodide.asm.wasm" in visit.requested and f"{pyodide}{lite_packages.LITE_LOCK}" in visit.requested
         cells = visit.cells()
         seen = {"glued": None, "chart": None, "panel": None}
         for i, cell in enumerate(cells):

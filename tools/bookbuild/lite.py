@@ -5,8 +5,8 @@
 0.27.x), into a book site that :func:`bookbuild.live.install` already gave its Pyodide files:
 
 * the kernel's Pyodide is the site's own (``pyodideUrl`` → ``_static/live/pyodide/pyodide.js``: one
-  copy for the live panels and the notebooks), with its own lock (:data:`bookbuild.live.LITE_LOCK`,
-  every package checked by sha256, :func:`bookbuild.live.install_kernel`), and the kernel never
+  copy for the live panels and the notebooks), with its own lock (:data:`bookbuild.lite_packages.LITE_LOCK`,
+  every package checked by sha256, :func:`bookbuild.lite_packages.install_kernel`), and the kernel never
   asks PyPI (``disablePyPIFallback``): nothing is fetched from another host;
 * the chapters of ``_toc.yml`` as notebooks, without outputs and with ``FAST = True`` (small
   grids, a browser's budget); the book edition keeps its solutions (folded in the text as on the
@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import live
+from . import lite_packages
 from .solutions import strip_notebook
 from .toc import ROOT, toc_notebooks
 
@@ -105,7 +105,7 @@ def lite_config() -> dict:
         "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": {
             "pyodideUrl": f"./{pyodide}pyodide.js",
             "disablePyPIFallback": True,
-            "loadPyodideOptions": {"lockFileURL": f"{pyodide}{live.LITE_LOCK}", "packages": PRELOAD},
+            "loadPyodideOptions": {"lockFileURL": f"{pyodide}{lite_packages.LITE_LOCK}", "packages": PRELOAD},
         }},
     }}
 
@@ -128,7 +128,7 @@ def build(html: Path, edition: str = "book", *, work: Path | None = None) -> dic
     if not (html / "_static" / "live" / "pyodide" / "pyodide-lock.json").exists():
         raise LiteBuildError(f"{html} has no _static/live/pyodide: install the live panels' files first (live.install)")
     work = Path(work) if work is not None else html.parent / f"lite-work-{edition}"
-    kernel = live.install_kernel(html, vega_bundle=bundle_source())
+    kernel = lite_packages.install_kernel(html, vega_bundle=bundle_source())
     contents = work / "files"
     notebooks = write_contents(contents, edition)
     lite_dir = work / "lite-dir"
