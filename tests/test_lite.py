@@ -201,6 +201,8 @@ def test_a_chapter_launched_from_its_page_runs_offline(site_dir, lite_dir, serve
         right = visit.run(exercise, RIGHT_Y_UPDATE)
         right = visit.wait_output(exercise, text="✓") if "✓" not in right["text"] else right
         assert "correct" in right["text"]
+        # the student's work stays in the browser: saved, the page opened again, the answer is there
+        assert visit.save_and_reopen()[exercise]["source"] == RIGHT_Y_UPDATE
         assert visit.offhost == [], f"requests left the site: {visit.offhost[:5]}"
         assert seconds < 240
     finally:

@@ -71,6 +71,19 @@ class LiteChapter:
             f"() => {{ const p = {_PANEL}; const k = p && p.sessionContext.session && p.sessionContext.session.kernel;"
             " return !!k && k.status === 'idle' && p.content.widgets.length > 0; }", timeout=timeout * 1000, polling=250)
 
+    def save_and_reopen(self, timeout: float = 120) -> list[dict]:
+        """Save the notebook (File → Save: JupyterLite keeps it in the browser's storage), open the
+        page again and return its cells as they come back."""
+        self.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        self.page.wait_for_function(f"() => {{ const p = {_PANEL}; return p && !p.context.model.dirty; }}",
+                                    timeout=timeout * 1000, polling=250)
+        count = len(self.cells())
+        self.page.reload(wait_until="load")
+        self.page.wait_for_function(f"(n) => {{ const p = {_PANEL}; return !!p && p.context.isReady"
+                                    " && p.content.widgets.length === n; }", arg=count,
+                                    timeout=timeout * 1000, polling=250)
+        return self.cells()
+
     def cells(self) -> list[dict]:
         return self.page.evaluate(f"() => {_PANEL}.content.widgets.map(c => ({{type: c.model.type,"
                                   " source: c.model.sharedModel.getSource()}))")
