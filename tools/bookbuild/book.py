@@ -10,7 +10,8 @@ is copied from Python packages into ``site_static/vendor`` of the staging copy (
     python tools/build_book.py --mode full                      # what `make book` runs: _build/html
     python tools/build_book.py --mode fast --out _build/test    # what the test suite runs
 
-A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site); ``out`` is
+A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site, with its JupyterLite
+edition in ``<out>/html/lite``, :mod:`.lite`); ``out`` is
 ``_build`` by default. The test suite builds into ``_build/test`` so that ``make test`` never
 overwrites the full book ``make book`` built in ``_build/html``.
 """
