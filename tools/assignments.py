@@ -245,7 +245,8 @@ def main(argv=None) -> int:
     docs = [f"book/{c}" for c in args.chapter] if args.chapter else None
     built = build(docs, args.out, run_tests=not args.no_run_tests)
     for doc, dist in built.items():
-        print(f"{doc}: {dist / 'student'} (hand out), {dist / 'autograder' / 'autograder.zip'} (grade)")
+        grader = next((dist / "autograder").glob("*.zip"))
+        print(f"{doc}: {dist / 'student'} (hand out), {grader} (grade)")
     return 0
 
 
