@@ -2,12 +2,13 @@
 cold and warm, and the bytes downloaded.
 
 Headless Chromium (Debian's) opens a chapter page of the built site from a localhost server, every
-other host blocked (and counted). Cold: a fresh browser context; press the page's "Open this chapter
+other host unresolvable (``--host-resolver-rules``; requests to them are counted). Cold: a fresh browser context; press the page's "Open this chapter
 as a notebook" button, time until the kernel is idle, then run the chapter's first code cell (its
 imports: numpy, scipy, pandas, Altair, the widgets and the library load here) and time until it has
 run. Warm: the same context (the browser's HTTP cache holds the files), the page opened and the
-button pressed again. Bytes: the sum of the response bodies and headers the browser received. The server sends
-``Cache-Control: max-age=600`` as GitHub Pages does.
+button pressed again. Bytes: ``received_mb``, the response bodies and headers the browser reports (from its cache too),
+and ``served_mb``, what the server actually sent. The server sends ``Cache-Control: max-age=600`` as
+GitHub Pages does.
 
 Target (issue 37): launch → first executed cell ≤ 30 s cold on this machine. The machine's load
 (``uptime``) is printed before and after.
@@ -42,9 +43,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     so the warm launch shows what a reader's browser keeps. (``http.server`` alone sends no caching
     header: every launch would download everything again.)"""
 
+    sent = 0  # bytes of file bodies the server sent (what the browser did not take from its cache)
+
     def end_headers(self):
         self.send_header("Cache-Control", "max-age=600")
         super().end_headers()
+
+    def copyfile(self, source, outputfile):
+        data = source.read()
+        type(self).sent += len(data)
+        outputfile.write(data)
 
     def log_message(self, *args):
         pass
@@ -55,7 +63,7 @@ def load() -> str:
 
 
 def launch(visit: lite_session.LiteChapter, url: str) -> dict:
-    before = visit.bytes
+    before, served = visit.bytes, _Handler.sent
     start = time.monotonic()
     kernel = visit.launch(url, timeout=300)
     first = next(i for i, c in enumerate(visit.cells()) if c["type"] == "code")
@@ -63,7 +71,8 @@ def launch(visit: lite_session.LiteChapter, url: str) -> dict:
     if out["error"]:
         raise RuntimeError(f"the first cell failed:\n{out['error'][-2000:]}")
     return {"kernel_idle_s": round(kernel, 1), "first_cell_s": round(time.monotonic() - start, 1),
-            "first_cell_run_s": round(out["seconds"], 1), "downloaded_mb": round((visit.bytes - before) / 1e6, 1)}
+            "first_cell_run_s": round(out["seconds"], 1), "received_mb": round((visit.bytes - before) / 1e6, 1),
+            "served_mb": round((_Handler.sent - served) / 1e6, 1)}
 
 
 def main(argv=None) -> int:
@@ -83,8 +92,11 @@ def main(argv=None) -> int:
     print(f"load before: {load()}")
     results = {}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=lab_session.chromium_path(), args=lab_session.CHROMIUM_ARGS)
-        visit = lite_session.LiteChapter(browser)
+        # other hosts unresolvable (and counted), no request routing: Playwright's routing would turn the
+        # browser's HTTP cache off, and the warm launch would measure nothing
+        args = [*lab_session.CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+        browser = p.chromium.launch(executable_path=lab_session.chromium_path(), args=args)
+        visit = lite_session.LiteChapter(browser, route=False)
         try:
             results["cold"] = launch(visit, url)
             results["warm"] = launch(visit, url)

@@ -22,18 +22,29 @@ class LiteChapter:
     """One browser context (requests to other hosts blocked and counted, every response's size
     summed); :meth:`launch` opens a chapter from its page's launch button."""
 
-    def __init__(self, browser):
+    def __init__(self, browser, *, route: bool = True):
+        """``route=False``: no request routing (Playwright's routing turns the HTTP cache off), for a
+        browser that cannot resolve other hosts anyway (``--host-resolver-rules``, benchmarks/lite.py);
+        requests to other hosts are still counted."""
         self.offhost: list[str] = []
         self.requested: list[str] = []
         self.errors: list[str] = []
         self.bytes = 0
         self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        self.context.route("**/*", self._route)
+        if route:
+            self.context.route("**/*", self._route)
+        else:
+            self.context.on("request", lambda r: self._offhost(r.url) and self.offhost.append(r.url))
         self.context.on("request", lambda r: self.requested.append(r.url))
         self.context.on("requestfinished", self._count)
         self.page = self.context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    @staticmethod
+    def _offhost(url: str) -> bool:
+        parsed = urlparse(url)
+        return not (parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS)
 
     def _route(self, route):
         parsed = urlparse(route.request.url)
