@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make book   — create .venv, execute every notebook with papermill (full mode), build _build/html
+#                 (with its JupyterLite edition in _build/html/lite)
 #   make test   — create .venv, install Chromium if missing, run the whole test suite
 PYTHON ?= python3
 VENV   := .venv
@@ -7,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: book test check-book student lab bench chromium node-tools live-npm publish clean clean-cache mutation
+.PHONY: book test check-book student assignments lab bench chromium node-tools live-npm publish clean clean-cache mutation
 
 # uv (pinned, from PyPI) installs the same pinned packages as pip, about 4x faster on a fresh machine
 # (22 s against 83 s here, measured with empty caches); pip stays in the virtualenv.
@@ -17,7 +18,7 @@ UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
-	$(UV) -e ".[book,dev]"
+	$(UV) -e ".[book,dev,lite]"
 	touch $@
 
 book: $(STAMP) live-npm
@@ -28,10 +29,21 @@ book: $(STAMP) live-npm
 student: $(STAMP)
 	$(BIN)/python tools/build_student.py --mode full
 
-# JupyterLab and jupyterlab-myst (the `lab` extra): for `make lab` and tests/test_lab.py.
+# JupyterLab and jupyterlab-myst (the `lab` extra): for `make lab` and tests/test_lab.py; otter-grader
+# (the `assignments` extra) for tests/test_assignments.py.
 $(LAB_STAMP): $(STAMP)
-	$(UV) -e ".[book,dev,lab]"
+	$(UV) -e ".[book,dev,lab,lite,assignments]"
 	touch $@
+
+# Assignments a teacher can grade (book/instructor.md): otter-grader notebooks and autograders from
+# the chapters' exercises and checks, in _build/assignments/<chapter>/dist/{student,autograder}.
+ASSIGN_STAMP := $(VENV)/.installed-assignments
+$(ASSIGN_STAMP): $(STAMP)
+	$(UV) -e ".[book,dev,lite,assignments]"
+	touch $@
+
+assignments: $(ASSIGN_STAMP)
+	$(BIN)/python tools/assignments.py
 
 # The tests build the fast book into _build/test (never over the full book in _build/html).
 test: $(LAB_STAMP) chromium node-tools live-npm

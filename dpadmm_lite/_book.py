@@ -6,6 +6,9 @@
   ``_static/dpadmm-charts.js``). No chart reaches for a CDN, so the static site works offline.
 * :func:`glued` — a glued value formatted as ``{glue:text}`` shows it, for the JupyterLab
   edition of a chapter (``make lab``), where jupyterlab-myst evaluates it inline.
+* :func:`glue` — ``myst_nb.glue`` in the JupyterLite edition (Pyodide has no MyST-NB): it shows
+  every glued value, its name beside it (``tools/bookbuild/lite.py`` makes ``from myst_nb import
+  glue`` import it there).
 
 The kernel's side lives below this module, which only reads it: the Altair renderer that
 ``viz.use_book_theme()`` enables (:func:`dpadmm_lite.viz._theme.chart_renderer`: each chart's
@@ -31,10 +34,10 @@ import math
 import re
 from pathlib import Path
 
-from ._outputs import GLUED, VEGALITE_MIMES, WIDGET_MIME, capture_glue, glued
+from ._outputs import GLUED, VEGALITE_MIMES, WIDGET_MIME, capture_glue, glue, glued
 
 __all__ = ["VegaLiteRenderer", "chart_html", "chart_name", "chart_description", "compact_datasets", "setup",
-           "glued", "GLUED", "VEGALITE_MIMES", "WIDGET_MIME", "capture_glue"]
+           "glue", "glued", "GLUED", "VEGALITE_MIMES", "WIDGET_MIME", "capture_glue"]
 
 
 def __getattr__(name: str):

@@ -50,6 +50,23 @@ def capture_glue() -> None:
     pub.publish = publish
 
 
+def glue(name: str, variable, display: bool = True) -> None:
+    """``myst_nb.glue`` where MyST-NB does not run (the JupyterLite edition: Pyodide has no Sphinx).
+
+    The value is published as ``myst_nb.glue`` publishes it (its display data with the metadata
+    ``{"scrapbook": {"name": name}}``, so :func:`capture_glue` keeps it), but always shown: in a
+    notebook no ``{glue:text}`` role fills it into the text, so a value glued with
+    ``display=False`` is shown as ``name = value`` instead of nowhere.
+    """
+    from IPython.core.formatters import format_display_data
+    from IPython.display import publish_display_data
+
+    data, _ = format_display_data(variable)
+    if not display:
+        data = {"text/plain": f"{name} = {data.get('text/plain', repr(variable))}"}
+    publish_display_data(data, metadata={"scrapbook": {"name": name, "mime_prefix": ""}})
+
+
 class _Inline:
     """A text shown as itself (no quotes) when jupyterlab-myst displays an inline expression."""
 

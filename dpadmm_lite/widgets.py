@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import html
 import math
+import sys
 import threading
 import time
 import traceback
@@ -40,6 +41,10 @@ import numpy as np
 
 from . import _validate as check
 from . import topology
+
+#: In Pyodide (the JupyterLite edition) a thread cannot start: a panel re-runs in the kernel's own
+#: turn, when the control's message arrives (the kernel handles one message at a time anyway).
+_NO_THREADS = sys.platform == "emscripten"
 
 __all__ = ["live", "LivePanel", "TOPOLOGIES", "EPSILON_STEP", "epsilon_values"]
 
@@ -274,6 +279,9 @@ class LivePanel(w.VBox):
         One worker thread runs ``compute``; changes that arrive while it runs are coalesced
         into one more run with the newest values (a drag never queues a run per value).
         """
+        if _NO_THREADS:  # Pyodide (the JupyterLite edition): no threads; the kernel runs it now
+            self.refresh()
+            return
         with self._cond:
             self._generation += 1
             self._due = time.monotonic() + self.debounce
@@ -327,7 +335,7 @@ class LivePanel(w.VBox):
                 self._cache.move_to_end(key)
                 chart, text = cached
             else:
-                if progress:
+                if progress and not _NO_THREADS:
                     busy.start()
                 result = self.compute(values)
                 chart, text = result if isinstance(result, tuple) else (result, "")

@@ -96,7 +96,8 @@ class PageVisit:
 
 def _pages(site: Path) -> list[str]:
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
-                  if "_static" not in p.parts and "_sources" not in p.parts)
+                  if "_static" not in p.parts and "_sources" not in p.parts
+                  and p.relative_to(site).parts[0] != "lite")  # the JupyterLite app (tests/test_lite.py)
 
 
 def _wait_for_charts(page) -> int:

@@ -18,6 +18,7 @@ plots, then a row of charts wrapped into shorter rows; one that fits no way scro
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,22 @@ def vega_lite_version() -> str:
 _SOURCE: dict[str, str] = {}
 
 
+#: The bundle the JupyterLite edition's wheel of the library carries (``tools/bookbuild/lite.py``):
+#: in the browser there is no vl-convert (a native package) to build it.
+SHIPPED_BUNDLE = _JS / "vega-bundle.js"
+
+
 def bundle_source() -> str:
-    """Vega, Vega-Lite and vega-embed as one script (built by vl-convert once, then cached on disk)."""
+    """Vega, Vega-Lite and vega-embed as one script (built by vl-convert once, then cached on disk).
+
+    In Pyodide (the JupyterLite edition) the script is the one shipped with the package,
+    :data:`SHIPPED_BUNDLE`, built by vl-convert when the site was built."""
+    if sys.platform == "emscripten":
+        try:
+            return SHIPPED_BUNDLE.read_text()
+        except OSError as err:
+            raise RuntimeError(f"{SHIPPED_BUNDLE} is missing: in the browser the charts draw with the Vega bundle "
+                               "that the JupyterLite edition's wheel of dpadmm_lite ships") from err
     import vl_convert
 
     version = vega_lite_version()

@@ -10,7 +10,9 @@ Each module imports only modules above it in this list (``tests/test_layout.py``
 * :mod:`.instructor` — the generated part of the instructor page, with the mistakes the checks recognise.
 * :mod:`.stage` — the staging copy of the book and its execution with papermill.
 * :mod:`.site` — Jupyter Book on an executed staging copy, warnings as errors.
-* :mod:`.book` — the one build: stage, execute, site (``tools/build_book.py``).
+* :mod:`.lite_packages` — the JupyterLite kernel's packages beside the live panels' Pyodide (after :mod:`.live`).
+* :mod:`.lite` — the JupyterLite edition of a built site (``<site>/lite``): the chapters as notebooks.
+* :mod:`.book` — the one build: stage, execute, site, Lite edition (``tools/build_book.py``).
 * :mod:`.student` — the student edition, from an executed staging copy (``tools/build_student.py``).
 
 Nothing is imported here, so that a module loads only what it needs.

@@ -10,7 +10,8 @@ is copied from Python packages into ``site_static/vendor`` of the staging copy (
     python tools/build_book.py --mode full                      # what `make book` runs: _build/html
     python tools/build_book.py --mode fast --out _build/test    # what the test suite runs
 
-A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site); ``out`` is
+A build writes ``<out>/stage`` (executed sources) and ``<out>/html`` (the site, with its JupyterLite
+edition in ``<out>/html/lite``, :mod:`.lite`); ``out`` is
 ``_build`` by default. The test suite builds into ``_build/test`` so that ``make test`` never
 overwrites the full book ``make book`` built in ``_build/html``.
 
@@ -31,13 +32,14 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.managers import SyncManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import reuse
+from . import lite, live, reuse
 from .progress import Progress, previous_seconds
 from .site import build_site
 from .stage import CELL_TIMEOUT, NotebookRun, execute_notebook, execution_stage, results_dir, stage_sources
@@ -161,6 +163,11 @@ def _build_site_whole(mode: str, stage: Path, html: Path) -> tuple[bool, str]:
     for leftover in (partial, previous):  # a killed build's
         shutil.rmtree(leftover, ignore_errors=True)
     ok, log = build_site(mode, stage, partial)
+    if ok and partial.exists():  # the JupyterLite edition, in the site's lite/ (lite.py), before the swap
+        try:
+            lite.build(partial, "book")
+        except (lite.LiteBuildError, live.LiveBuildError, subprocess.CalledProcessError) as err:
+            ok, log = False, log + f"\nthe Lite edition was not built: {err}"
     if not ok or not partial.exists():
         shutil.rmtree(partial, ignore_errors=True)
         return ok, log

@@ -30,6 +30,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -106,15 +107,19 @@ def carrier_wheel(cache: Path = CACHE) -> Path:
 def closure(lock: dict, names) -> list[str]:
     """``names`` and everything they depend on in ``lock``, dependencies first."""
     order: list[str] = []
+    # a dependency may be spelled otherwise than its entry (IPython's "prompt_toolkit" is the
+    # entry "prompt-toolkit"): names compare as Pyodide compares them, normalised as in PEP 503
+    key = {re.sub(r"[-_.]+", "-", entry).lower(): entry for entry in lock["packages"]}
 
     def visit(name: str) -> None:
-        if name in order:
-            return
-        if name not in lock["packages"]:
+        entry = key.get(re.sub(r"[-_.]+", "-", name).lower())
+        if entry is None:
             raise LiveBuildError(f"{name!r} is not in Pyodide's lock file")
-        for dep in lock["packages"][name]["depends"]:
+        if entry in order:
+            return
+        for dep in lock["packages"][entry]["depends"]:
             visit(dep)
-        order.append(name)
+        order.append(entry)
 
     for name in names:
         visit(name)
@@ -161,16 +166,24 @@ def trimmed_wheel(data: bytes, package: str, drop) -> bytes:
     return buf.getvalue()
 
 
-def library_wheel(root: Path = ROOT) -> tuple[str, bytes, str]:
+def library_wheel(root: Path = ROOT, *, local: str = "", extra: dict[str, bytes] | None = None
+                  ) -> tuple[str, bytes, str]:
     """The library's own pure-Python wheel (its ``.py`` files and :data:`DATA`, the data the live
-    panels load), built reproducibly: (file name, bytes, version)."""
+    panels load), built reproducibly: (file name, bytes, version).
+
+    ``local`` (e.g. ``"lite"``) makes the version ``<version>+<local>``, a second wheel beside the
+    first; ``extra`` adds members (path in the wheel → bytes): the JupyterLite edition's wheel
+    (:func:`install_kernel`) carries the chart widget's scripts and Vega bundle too."""
     init = (root / "dpadmm_lite" / "__init__.py").read_text()
     version = next(line.split("=")[1].strip().strip('"') for line in init.splitlines()
                    if line.startswith("__version__"))
+    if local:
+        version = f"{version}+{local}"
     dist = f"dpadmm_lite-{version}.dist-info"
     sources = sorted([*(p for p in (root / "dpadmm_lite").rglob("*.py") if "__pycache__" not in p.parts),
                       *(root / "dpadmm_lite" / name for name in DATA)])
     entries = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in sources]
+    entries += sorted((extra or {}).items())
     entries.append((f"{dist}/METADATA", (f"Metadata-Version: 2.1\nName: dpadmm-lite\nVersion: {version}\n"
                                          "Summary: differentially private ADMM (the book's library)\n"
                                          "Requires-Dist: numpy\nRequires-Dist: scipy\n"

@@ -23,13 +23,14 @@ import argparse
 import json
 import re
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from . import book
+from . import book, lite, live
 from .instructor import INSTRUCTOR_DOC, INSTRUCTOR_PART
 from .myst import cell_source, cell_tags
 from .site import build_site
@@ -189,6 +190,11 @@ def build(mode: str = "full", *, source: Path | None = None, out: Path = STUDENT
         source = built.stage
     result.solutions = make_student_stage(source, Path(out) / "stage")
     result.ok, result.log = build_site(mode, Path(out) / "stage", result.html)
+    if result.ok:  # the Lite edition without solutions, in the student site's lite/
+        try:
+            lite.build(result.html, "student")
+        except (lite.LiteBuildError, live.LiveBuildError, subprocess.CalledProcessError) as err:
+            result.ok, result.log = False, result.log + f"\nthe student Lite edition was not built: {err}"
     if result.ok:
         write_student_notebooks(ROOT, result.notebooks)
     result.seconds = time.perf_counter() - start
