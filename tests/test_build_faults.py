@@ -115,7 +115,7 @@ book.ROOT = stage.ROOT = root
 book.toc_notebooks = lambda: notebooks
 book.stage_sources = stage_sources
 book.build_site = build_site
-lite.build = lambda html, edition='book', **options: {}  # the Lite edition is test_lite.py's
+lite.build = lambda html, edition='book', **options: dict()  # the Lite edition is test_lite.py's
 reuse.write_atomic = write_atomic
 result = book.build("fast", jobs=1, out=out)
 sys.exit(0 if result.ok else 1)
