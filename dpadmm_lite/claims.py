@@ -26,7 +26,14 @@ class's error) is **trivial** and decides nothing. The claim's verdict (:func:`v
 * **does not hold here** — some non-trivial comparison does not hold;
 * **holds** — every comparison holds, and none is trivial;
 * **at the trivial model** — every comparison is trivial;
-* **inconclusive** — anything else (no comparison against the claim, but not all for it).
+* **inconclusive** — anything else (no comparison against the claim, but not all for it);
+* **not testable at this setting** (:data:`NOT_TESTABLE`) — a precondition failed (:func:`learns`,
+  :func:`given`): some method does not learn in the noise-free limit at the setting it runs, or was
+  not run long enough. Its comparisons are still computed and shown, but decide nothing.
+
+One orientation everywhere: ``compare(lhs, op, rhs)`` reads "lhs is better than rhs" (``"<"`` when
+lower is better), and every effect — in a chapter (:func:`describe`) and in the table alike — is
+"lhs better than rhs by x <unit>", positive when the data point the claimed way.
 
 Verdicts are never typed: :func:`record` computes them, stores the numbers they follow from and
 returns the verdict (a chapter quotes it with ``glue``); :func:`problems` recomputes them from a
@@ -54,17 +61,23 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", "NO_INTERVAL", "NOT_TESTED",
-           "EXPECTED", "Comparison", "compare", "ratio", "paired_interval", "evaluate", "verdict_rule",
-           "record", "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence", "table",
-           "evidence_chart"]
+           "NOT_TESTABLE", "EXPECTED", "BOOK_QUESTIONS", "Comparison", "compare", "ratio", "paired_interval",
+           "evaluate", "verdict_rule", "Precondition", "learns", "given", "check_preconditions", "record",
+           "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence", "describe", "check_quote",
+           "quote_problems",
+           "table", "evidence_chart", "SPLIT_RULE"]
 
 #: Coverage of every interval the claims are decided by (two-sided).
 CONFIDENCE = 0.95
 #: Fewest paired seeds a record may hold (the fast build); the published build asks for
 #: :data:`MIN_SEEDS_FULL` (``problems(entry, min_seeds=MIN_SEEDS_FULL)``).
 MIN_SEEDS, MIN_SEEDS_FULL = 3, 10
-#: A claim's verdicts, decided by its comparisons' intervals (:func:`verdict_rule`).
-VERDICTS = ("holds", "does not hold here", "inconclusive", "at the trivial model")
+#: The verdict of a claim whose preconditions fail (:func:`learns`, :func:`given`): its comparisons
+#: are computed and shown but decide nothing.
+NOT_TESTABLE = "not testable at this setting"
+#: A claim's verdicts, decided by its comparisons' intervals (:func:`verdict_rule`) and its
+#: preconditions.
+VERDICTS = ("holds", "does not hold here", "inconclusive", "at the trivial model", NOT_TESTABLE)
 #: A comparison's outcomes (a trivial comparison keeps its outcome but decides nothing).
 OUTCOMES = ("holds", "does not hold", "inconclusive")
 #: What the table says of a record in the first edition's form (means only): no interval, so it
@@ -98,6 +111,11 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "zhang2017.topology_consensus_speed": (
         "Zhang & Zhu 2017", "the topology changes the speed of consensus (the book's own question, not the paper's)"),
 }
+#: Records that ask the book's own question (not a paper's claim) even when written before
+#: ``question=`` existed: shown in a section of their own and not counted among the papers' claims.
+BOOK_QUESTIONS = frozenset({"zhang2017.topology_consensus_speed", "cyffers2023.admm_vs_dpsgd_tuned_at_each_budget"})
+_QUESTIONS = ("paper", "book")
+_SIDED = ("one", "two")
 _PAPER_ORDER = ("xu2020", "huang2019", "cyffers2023", "liu2022", "zhang2017")
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _BETTER = ("lower", "higher")
@@ -121,7 +139,10 @@ class Comparison:
 
     ``kind`` is ``"difference"`` (``lhs op rhs``, ``rhs`` a sample key or a number) or ``"ratio"``
     (``lhs / rhs op bound``: ``op`` ``">"``/``"<"`` with ``bound = (b, b)``, or ``"within"`` with
-    ``bound = (low, high)``).
+    ``bound = (low, high)``). ``names`` (optional) are the short words for the two sides in an
+    effect ("DP-ADMM better than DP-SGD by …"; default: the samples' labels); ``at`` (optional) is
+    the comparison's place along the range a statement covers (its ε, say), so that a split claim
+    says where it holds and where it reverses.
     """
 
     kind: str
@@ -129,6 +150,8 @@ class Comparison:
     op: str
     rhs: str | float
     bound: tuple[float, float] | None = None
+    names: tuple[str, str] | None = None
+    at: float | None = None
 
     def keys(self) -> list[str]:
         """The sample keys this comparison reads."""
@@ -138,6 +161,10 @@ class Comparison:
         out = {"kind": self.kind, "lhs": self.lhs, "op": self.op, "rhs": self.rhs}
         if self.bound is not None:
             out["bound"] = list(self.bound)
+        if self.names is not None:
+            out["names"] = list(self.names)
+        if self.at is not None:
+            out["at"] = self.at
         return out
 
     @classmethod
@@ -149,15 +176,16 @@ class Comparison:
             return compare(*spec)
         if not isinstance(spec, Mapping) or spec.get("kind") not in ("difference", "ratio"):
             raise ValueError(f"a comparison must be compare(...), ratio(...) or (lhs, op, rhs), got {spec!r}")
+        extra = {"names": spec.get("names"), "at": spec.get("at")}
         if spec["kind"] == "difference":
-            return compare(spec["lhs"], spec["op"], spec["rhs"])
+            return compare(spec["lhs"], spec["op"], spec["rhs"], **extra)
         bound = spec.get("bound")
         if not (isinstance(bound, (list, tuple)) and len(bound) == 2):
             raise ValueError(f"a ratio comparison needs bound = [low, high], got {spec!r}")
         if spec["op"] == "within":
-            return ratio(spec["lhs"], spec["rhs"], within=tuple(bound))
+            return ratio(spec["lhs"], spec["rhs"], within=tuple(bound), **extra)
         if spec["op"] in (">", "<"):
-            return ratio(spec["lhs"], spec["rhs"], **{"above" if spec["op"] == ">" else "below": bound[0]})
+            return ratio(spec["lhs"], spec["rhs"], **{"above" if spec["op"] == ">" else "below": bound[0]}, **extra)
         raise ValueError(f"a ratio comparison's op must be '>', '<' or 'within', got {spec['op']!r}")
 
 
@@ -167,11 +195,30 @@ def _key(name: str, value) -> str:
     return value
 
 
-def compare(lhs: str, op: str, rhs: str | float) -> Comparison:
-    """The claim ``lhs op rhs`` between two paired samples (or a sample and a number).
+def _names_at(names, at) -> tuple[tuple[str, str] | None, float | None]:
+    if names is not None:
+        if (isinstance(names, (str, bytes)) or not isinstance(names, Sequence) or len(names) != 2
+                or not all(isinstance(n, str) and n.strip() for n in names)):
+            raise ValueError(f"names must be two non-empty strings (lhs, rhs), got {names!r}")
+        names = (str(names[0]), str(names[1]))
+    if at is not None:
+        if isinstance(at, bool) or not isinstance(at, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(at)):
+            raise ValueError(f"at must be a finite number (the comparison's place in the range), got {at!r}")
+        at = float(at)
+    return names, at
+
+
+def compare(lhs: str, op: str, rhs: str | float, *, names: Sequence[str] | None = None,
+            at: float | None = None) -> Comparison:
+    """The claim "``lhs`` is better than ``rhs``" between two paired samples (or a sample and a
+    number): ``op`` is ``"<"`` when lower is better, ``">"`` when higher is.
 
     Decided by the 95 % t-interval of the mean per-seed difference ``lhs − rhs`` (one-sample
-    against ``rhs`` when it is a number).
+    against ``rhs`` when it is a number). The effect is shown as "lhs better than rhs by x",
+    positive when the data point the claimed way. ``names``: short words for the two sides in
+    that sentence (default: the samples' labels); ``at``: the comparison's place along the range
+    the statement covers (e.g. its ε).
 
     >>> compare("DP-ADMM test error", "<", "DP-SGD test error").to_dict()["op"]
     '<'
@@ -187,35 +234,39 @@ def compare(lhs: str, op: str, rhs: str | float) -> Comparison:
         rhs = float(rhs)
         if not math.isfinite(rhs):
             raise ValueError(f"rhs must be a finite number, got {rhs!r}")
-    return Comparison("difference", lhs, op, rhs)
+    names, at = _names_at(names, at)
+    return Comparison("difference", lhs, op, rhs, None, names, at)
 
 
 def ratio(lhs: str, rhs: str, *, above: float | None = None, below: float | None = None,
-          within: tuple[float, float] | None = None) -> Comparison:
-    """A claim about the factor ``lhs / rhs`` of two paired positive samples (times, gaps).
+          within: tuple[float, float] | None = None, names: Sequence[str] | None = None,
+          at: float | None = None) -> Comparison:
+    """A claim about the factor ``lhs / rhs`` of two paired positive samples (counts, times, gaps).
 
-    Exactly one of ``above`` (the factor is larger than it: "more than 2× cheaper" is
-    ``ratio(exact_time, dp_time, above=2)``), ``below``, or ``within`` (a ``(low, high)`` range,
-    e.g. the paper's: holds when the interval lies inside it, does not hold when it misses it).
-    Decided by the 95 % t-interval of the mean per-seed ``log(lhs / rhs)``, reported as a factor
-    (the geometric mean of the per-seed ratios).
+    Exactly one of ``above`` (the factor is larger than it: "at least 5× cheaper" is
+    ``ratio(exact_passes, dp_passes, above=5)``, one-sided), ``below``, or ``within`` (a ``(low,
+    high)`` range: holds when the interval lies inside it, does not hold when it misses it — a
+    two-sided test; a paper's own number is better shown beside a one-sided bound, see
+    ``paper_value`` of :func:`record`). Decided by the 95 % t-interval of the mean per-seed
+    ``log(lhs / rhs)``, reported as a factor (the geometric mean of the per-seed ratios).
     """
     _key("lhs", lhs)
     _key("rhs", rhs)
-    given = [name for name, v in (("above", above), ("below", below), ("within", within)) if v is not None]
-    if len(given) != 1:
-        raise ValueError(f"give exactly one of above=, below=, within=; got {given or 'none'}")
+    names, at = _names_at(names, at)
+    given_ = [name for name, v in (("above", above), ("below", below), ("within", within)) if v is not None]
+    if len(given_) != 1:
+        raise ValueError(f"give exactly one of above=, below=, within=; got {given_ or 'none'}")
     if within is not None:
         if not (isinstance(within, (tuple, list)) and len(within) == 2):
             raise ValueError(f"within must be a (low, high) pair, got {within!r}")
         low, high = float(within[0]), float(within[1])
         if not (0 < low < high < math.inf):
             raise ValueError(f"within must satisfy 0 < low < high < inf, got {within!r}")
-        return Comparison("ratio", lhs, "within", rhs, (low, high))
+        return Comparison("ratio", lhs, "within", rhs, (low, high), names, at)
     value = float(above if above is not None else below)
     if not (0 < value < math.inf):
-        raise ValueError(f"{given[0]} must be a positive finite factor, got {value!r}")
-    return Comparison("ratio", lhs, ">" if above is not None else "<", rhs, (value, value))
+        raise ValueError(f"{given_[0]} must be a positive finite factor, got {value!r}")
+    return Comparison("ratio", lhs, ">" if above is not None else "<", rhs, (value, value), names, at)
 
 
 def paired_interval(lhs, rhs=0.0, *, log: bool = False, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
@@ -436,6 +487,103 @@ def verdict_of(measured: dict, tests: dict) -> str:
     return "does not hold here" if not any(outcomes) else "holds partly"
 
 
+# ----------------------------------------------------------------------------- preconditions
+@dataclass(frozen=True)
+class Precondition:
+    """What must hold for a comparison to say anything about a paper's claim; build it with
+    :func:`learns` (decided from the record's samples) or :func:`given` (checked by the chapter)."""
+
+    kind: str
+    ok: bool | None = None
+    reason: str = ""
+    key: str | None = None
+    trivial: float | None = None
+    better: str | None = None
+
+    def to_dict(self) -> dict:
+        if self.kind == "given":
+            return {"kind": "given", "ok": bool(self.ok), "reason": self.reason}
+        return {"kind": "learns", "key": self.key, "trivial": self.trivial, "better": self.better}
+
+    @classmethod
+    def from_dict(cls, spec) -> Precondition:
+        if isinstance(spec, Precondition):
+            return spec
+        if not isinstance(spec, Mapping) or spec.get("kind") not in ("learns", "given"):
+            raise ValueError(f"a precondition must be learns(...) or given(...), got {spec!r}")
+        if spec["kind"] == "given":
+            return given(spec.get("ok"), spec.get("reason"))
+        return learns(spec.get("key"), trivial=spec.get("trivial"), better=spec.get("better"))
+
+
+def learns(key: str, *, trivial: float, better: str) -> Precondition:
+    """The precondition "this method learns in the noise-free limit at the setting it runs".
+
+    ``samples[key]`` of the record must hold the per-seed metric of the method's noise-free run
+    (ε = ∞, same setting, same iterations); it must beat ``trivial`` (the majority class's error,
+    the zero model's objective) by the book's 95 % interval on the side ``better`` (``"lower"`` or
+    ``"higher"``): the interval of ``samples[key] − trivial`` lies entirely on that side.
+    """
+    _key("key", key)
+    if isinstance(trivial, bool) or not isinstance(trivial, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(trivial)):
+        raise ValueError(f"trivial must be a finite number (the trivial model's value), got {trivial!r}")
+    if better not in _BETTER:
+        raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
+    return Precondition("learns", key=key, trivial=float(trivial), better=better)
+
+
+def given(ok: bool, reason: str) -> Precondition:
+    """A precondition the chapter checked itself, e.g. ``given(change < 1e-3, f"DP-ADMM converged
+    noise-free: relative objective change over the last 10 % of iterations {change:.1g} < 1e-3")``;
+    ``reason`` is shown on the page (why it holds or why it fails)."""
+    if not isinstance(ok, (bool, np.bool_)):
+        raise TypeError(f"ok must be a bool (whether the precondition holds), got {ok!r}")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError(f"reason must be a non-empty sentence saying why, got {reason!r}")
+    return Precondition("given", ok=bool(ok), reason=reason.strip())
+
+
+def _g(value: float) -> str:
+    return f"{value:.4g}".replace("-", "−")
+
+
+def check_preconditions(preconditions: Mapping | None, samples: Mapping,
+                        labels: Mapping | None = None) -> dict[str, dict]:
+    """Decide each precondition on the record's samples: name → its stored form with ``ok`` and
+    ``reason`` (why it holds or fails, in words)."""
+    if preconditions is None:
+        return {}
+    if not isinstance(preconditions, Mapping):
+        raise ValueError(f"preconditions must be a dict name → learns(...)/given(...), got {preconditions!r}")
+    labels = labels or {}
+    out = {}
+    for name, spec in preconditions.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a precondition's name must be a non-empty string, got {name!r}")
+        pre = Precondition.from_dict(spec)
+        if pre.kind == "given":
+            out[name] = pre.to_dict()
+            continue
+        if pre.key not in samples:
+            raise ValueError(f"preconditions[{name!r}]: {pre.key!r} is not a key of samples ({sorted(samples)})")
+        values = np.asarray(samples[pre.key], dtype=float)
+        mean, low, high = paired_interval(values, pre.trivial)
+        ok = bool(high < 0) if pre.better == "lower" else bool(low > 0)
+        word = "below" if pre.better == "lower" else "above"
+        d = _decimals(low, high, mean + pre.trivial) + 1
+        shown = (f"{labels.get(pre.key, pre.key)}: {_fmt(mean + pre.trivial, d)} "
+                 f"(95 % CI {_fmt(low + pre.trivial, d)} to {_fmt(high + pre.trivial, d)})")
+        reason = (f"{shown}, {'' if ok else 'not '}{word} the trivial model's {_g(pre.trivial)}"
+                  + ("" if ok else " by the interval"))
+        out[name] = {**pre.to_dict(), "ok": ok, "reason": reason}
+    return out
+
+
+def _failed(checked: Mapping) -> dict[str, str]:
+    return {name: c["reason"] for name, c in checked.items() if not c["ok"]}
+
+
 # ----------------------------------------------------------------------------- recording
 def _labels(labels: Mapping | None, keys) -> dict[str, str]:
     labels = dict(labels or {})
@@ -475,7 +623,9 @@ def _write(entry: dict) -> None:
 def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, tests: Mapping,
            seeds: Sequence[int] | None = None, samples: Mapping | None = None, labels: Mapping | None = None,
            trivial: Mapping | None = None, better: str | Mapping | None = None, paper_value=None,
-           note: str = "", measured: Mapping | None = None) -> str:
+           note: str = "", measured: Mapping | None = None, preconditions: Mapping | None = None,
+           question: str = "paper", unit: str = "", sided: str = "one", design: str = "",
+           over: str = "") -> str:
     """Record the book's test of one paper claim and return its verdict (see module doc).
 
     Parameters
@@ -508,6 +658,22 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
     measured
         The first edition's form (key → mean, ``tests`` triples compared strictly): kept for
         chapters not yet migrated; give ``samples`` and ``seeds`` instead.
+    preconditions
+        name → :func:`learns` / :func:`given`. If any fails, the verdict is :data:`NOT_TESTABLE`
+        and the record keeps each failed precondition with its reason; the comparisons are still
+        computed and shown, but decide nothing.
+    question
+        ``"paper"`` (a paper's claim) or ``"book"`` (the book's own question: a table section of
+        its own, not counted among the papers' claims).
+    unit
+        The unit of every effect of this record ("test-accuracy points", "× fewer data passes").
+    sided
+        ``"one"`` or ``"two"``, as the paper words the statement.
+    design
+        One line summarising the test design; the full design is prose in the chapter at ``where``.
+    over
+        What ``at`` of the comparisons measures ("ε"), for a statement over a range: the table
+        then says where it holds and where it reverses.
     """
     if not re.fullmatch(r"[A-Za-z0-9._-]+", claim_id or ""):
         raise ValueError(f"claim_id must be letters, digits and ._- only, got {claim_id!r}")
@@ -516,7 +682,10 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
             raise ValueError(f"{name} must be a non-empty string, got {value!r}")
     if (measured is None) == (samples is None):
         raise ValueError("give samples= (one value per seed, with seeds=) or, in the old form, measured=; not both")
+    meta = _meta(question, unit, sided, design, over)
     if measured is not None:
+        if preconditions:
+            raise ValueError("preconditions need per-seed samples (samples=, seeds=), not the old measured= form")
         return _record_old(claim_id, chapter, paper, claim, where, measured, tests, note)
     if seeds is None or isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
         raise ValueError(f"seeds must be the list of the runs' seeds, got {seeds!r}")
@@ -530,13 +699,27 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
     trivial_values, direction = _check_trivial(trivial, better, arrays)
     specs = {name: Comparison.from_dict(spec) for name, spec in (tests or {}).items()}
     comparisons, verdict = evaluate(arrays, specs, trivial=trivial_values, better=direction)
-    entry = {"id": claim_id, "format": 2, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
+    checked = check_preconditions(preconditions, arrays, names)
+    verdict = NOT_TESTABLE if _failed(checked) else verdict
+    entry = {"id": claim_id, "format": 3, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
              "confidence": CONFIDENCE, "seeds": seeds, "samples": {k: v.tolist() for k, v in arrays.items()},
              "labels": names, "trivial": trivial_values, "better": direction,
              "tests": {k: v.to_dict() for k, v in specs.items()}, "paper_value": _paper_value(paper_value),
-             "comparisons": comparisons, "verdict": verdict, "note": note}
+             "comparisons": comparisons, "preconditions": checked, **meta, "verdict": verdict, "note": note}
     _write(entry)
     return verdict
+
+
+def _meta(question, unit, sided, design, over) -> dict:
+    if question not in _QUESTIONS:
+        raise ValueError(f"question must be 'paper' (a paper's claim) or 'book' (the book's own), got {question!r}")
+    if sided not in _SIDED:
+        raise ValueError(f"sided must be 'one' or 'two' (as the paper words the statement), got {sided!r}")
+    for name, value in (("unit", unit), ("design", design), ("over", over)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {value!r}")
+    return {"question": question, "unit": unit.strip(), "sided": sided, "design": design.strip(),
+            "over": over.strip()}
 
 
 def _record_old(claim_id, chapter, paper, claim, where, measured, tests, note) -> str:
@@ -650,8 +833,16 @@ def problems(entry: dict, *, min_seeds: int = MIN_SEEDS) -> list[str]:
             found.append(f"samples {unlabelled} have no label")
         _labels(entry["labels"], arrays)
         computed, verdict = evaluate(arrays, entry["tests"], trivial=entry["trivial"], better=entry["better"])
+        stored_pre = entry.get("preconditions") or {}
+        checked = check_preconditions(stored_pre, arrays, entry["labels"])
     except (AttributeError, TypeError, ValueError) as exc:
         return found + [f"its comparisons cannot be evaluated: {exc}"]
+    for name, c in checked.items():
+        if bool(stored_pre[name].get("ok")) != c["ok"]:
+            found.append(f"precondition {name!r} is stored as {'met' if stored_pre[name].get('ok') else 'failed'} "
+                         f"but its samples say {'met' if c['ok'] else 'failed'}")
+    if _failed(checked):
+        verdict = NOT_TESTABLE
     stored = entry["comparisons"]
     if not isinstance(stored, Mapping) or set(stored) != set(computed):
         found.append(f"its stored comparisons {sorted(stored) if isinstance(stored, Mapping) else stored!r} "
@@ -706,23 +897,45 @@ def _oriented(cmp: Comparison, c: Mapping) -> tuple[float, float, float]:
     return -c["estimate"], -c["high"], -c["low"]
 
 
-def _effect_text(cmp: Comparison, c: Mapping) -> str:
+def _side_names(cmp: Comparison, labels: Mapping) -> tuple[str, str]:
+    if cmp.names is not None:
+        return cmp.names
+    name = lambda key: labels.get(key, key) if isinstance(key, str) else _g(key)  # noqa: E731
+    return name(cmp.lhs), name(cmp.rhs)
+
+
+def _bound_text(cmp: Comparison) -> str:
+    if cmp.op == "within":
+        return f"within {_g(cmp.bound[0])}–{_g(cmp.bound[1])}×"
+    return f"{'above' if cmp.op == '>' else 'below'} {_g(cmp.bound[0])}×"
+
+
+def _effect_text(cmp: Comparison, c: Mapping, labels: Mapping | None = None, unit: str = "") -> str:
+    """The effect in the one orientation of the book: "A better than B by x unit (95 % CI …)",
+    positive when the data point the claimed way; a factor as "A ÷ B = f× unit (95 % CI …),
+    claimed above b×"."""
+    a, b = _side_names(cmp, labels or {})
     est, low, high = _oriented(cmp, c)
+    unit = f" {unit}" if unit else ""
     if cmp.kind == "ratio":
         d = max(1, min(_decimals(low, high, est), 3))
-        return f"{_fmt(est, d)}× (95 % CI {_fmt(low, d)}–{_fmt(high, d)}×)"
+        return (f"{a} ÷ {b} = {_fmt(est, d)}×{unit} (95 % CI {_fmt(low, d)}–{_fmt(high, d)}×), "
+                f"claimed {_bound_text(cmp)}")
     d = _decimals(low, high, est)
-    return f"{_fmt(est, d, True)} (95 % CI {_fmt(low, d, True)} to {_fmt(high, d, True)})"
+    return (f"{a} better than {b} by {_fmt(est, d, True)}{unit} "
+            f"(95 % CI {_fmt(low, d, True)} to {_fmt(high, d, True)})")
 
 
 def _difference_text(cmp: Comparison, labels: Mapping) -> str:
     name = lambda key: labels.get(key, key) if isinstance(key, str) else f"{key:g}"  # noqa: E731
     if cmp.kind == "ratio":
-        bound = (f"within {cmp.bound[0]:g}–{cmp.bound[1]:g}×" if cmp.op == "within"
-                 else f"{'above' if cmp.op == '>' else 'below'} {cmp.bound[0]:g}×")
-        return f"{name(cmp.lhs)} ÷ {name(cmp.rhs)}, claimed {bound}"
+        return f"{name(cmp.lhs)} ÷ {name(cmp.rhs)}, claimed {_bound_text(cmp)}"
     first, second = (cmp.lhs, cmp.rhs) if cmp.op == ">" else (cmp.rhs, cmp.lhs)
     return f"{name(first)} − {name(second)}, claimed > 0"
+
+
+def _question(entry: Mapping) -> str:
+    return entry.get("question") or ("book" if entry.get("id") in BOOK_QUESTIONS else "paper")
 
 
 def evidence(entry: dict):
@@ -735,28 +948,33 @@ def evidence(entry: dict):
     -------
     pandas.DataFrame
         Columns ``comparison, compares, kind, effect, low, high, bound_low, bound_high, outcome,
-        trivial, status, text, at_trivial, margin`` (``status``: the outcome, or ``"trivial"``;
-        ``text``: the effect and its interval in words; ``at_trivial``: the sides no better than
-        the trivial model).
+        trivial, status, text, at_trivial, margin, at, toward`` (``status``: the outcome, or
+        ``"trivial"``; ``text``: the effect and its interval in words, exactly as :func:`describe`
+        gives it to the chapter; ``at_trivial``: the sides no better than the trivial model;
+        ``at``: the comparison's place in the statement's range; ``toward``: whether the estimate
+        points the claimed way).
     """
     import pandas as pd
 
     columns = ["comparison", "compares", "kind", "effect", "low", "high", "bound_low", "bound_high", "outcome",
-               "trivial", "status", "text", "at_trivial", "margin"]
+               "trivial", "status", "text", "at_trivial", "margin", "at", "toward"]
     if _is_old(entry) or not entry.get("comparisons"):
         return pd.DataFrame(columns=columns)
     labels = entry.get("labels", {})
+    unit = entry.get("unit", "")
     rows = []
     for name, spec in entry["tests"].items():
         cmp, c = Comparison.from_dict(spec), entry["comparisons"][name]
         est, low, high = _oriented(cmp, c)
         bound = cmp.bound if cmp.kind == "ratio" else (0.0, 0.0)
         sides = [labels.get(k, k) for k, at in zip(cmp.keys(), c.get("at_trivial", [])) if at]
+        margin = _margin(cmp, c["estimate"], c["low"], c["high"])
         rows.append({"comparison": name, "compares": _difference_text(cmp, labels), "kind": cmp.kind,
                      "effect": est, "low": low, "high": high, "bound_low": bound[0], "bound_high": bound[1],
                      "outcome": c["outcome"], "trivial": bool(c["trivial"]),
-                     "status": "trivial" if c["trivial"] else c["outcome"], "text": _effect_text(cmp, c),
-                     "at_trivial": ", ".join(sides), "margin": _margin(cmp, c["estimate"], c["low"], c["high"])})
+                     "status": "trivial" if c["trivial"] else c["outcome"],
+                     "text": _effect_text(cmp, c, labels, unit), "at_trivial": ", ".join(sides), "margin": margin,
+                     "at": cmp.at, "toward": bool(margin > 0)})
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -764,26 +982,157 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _headline(entry: dict, verdict: str) -> tuple[str, str]:
-    """The comparison a row shows (the one that decides the verdict) and its effect, and a count
-    of the outcomes."""
-    ev = evidence(entry)
+#: How the table words a statement over a range that the data split (stated on the page).
+SPLIT_RULE = ("Where a paper's statement covers a range (of ε, say) and the data split it, the outcome names "
+              "where it holds and where it reverses: a value of the range counts as holding when every "
+              "comparison at it holds, as reversing when any comparison at it does not hold, and otherwise as "
+              "inconclusive; comparisons at the trivial model decide nothing.")
+
+
+def _split(entry: Mapping, ev) -> str:
+    """Where a statement over a range holds and where it reverses (empty unless the data split it)."""
+    over = entry.get("over", "")
+    if ev.empty or ev["at"].isna().any():
+        return ""
+    where = {"holds": [], "reverses": [], "inconclusive": []}
+    for at, group in ev[~ev.trivial].groupby("at", sort=True):
+        if (group.outcome == "does not hold").any():
+            where["reverses"].append(at)
+        elif (group.outcome == "holds").all():
+            where["holds"].append(at)
+        else:
+            where["inconclusive"].append(at)
+    if not (where["holds"] and where["reverses"]):
+        return ""
+    name = f"{over} = " if over else ""
+    return "; ".join(f"{word} at {name}{', '.join(_g(v) for v in values)}"
+                     for word, values in where.items() if values)
+
+
+def _tally(ev) -> str:
+    n = len(ev)
     counts = ev["status"].value_counts()
-    parts = [f"{int(counts.get(s, 0))} {w}" for s, w in (("holds", "hold"), ("does not hold", "against"),
-                                                         ("inconclusive", "inconclusive"), ("trivial", "trivial"))
-             if counts.get(s, 0)]
-    tally = f"{_count(len(ev), 'comparison')}: " + ", ".join(parts)
+    parts = [f"{int(counts.get('holds', 0))} of {_count(n, 'comparison')} "
+             f"{'holds' if n == 1 else 'hold'}"]
+    for status, word in (("does not hold", "reverse"), ("inconclusive", "inconclusive"),
+                         ("trivial", "at the trivial model")):
+        k = int(counts.get(status, 0))
+        if k:
+            parts.append(f"{k} {word}{'s' if status == 'does not hold' and k == 1 else ''}")
+    return ", ".join(parts)
+
+
+def _pick(ev, verdict: str):
+    """The comparison that decides a row's verdict: the one most against the claim, the weakest
+    of those that hold, or the closest of the inconclusive ones."""
     if verdict == "does not hold here":
         pick = ev[(ev.status == "does not hold")]
     elif verdict == "holds":
         pick = ev
     else:
         pick = ev[ev.status == "inconclusive"] if (ev.status == "inconclusive").any() else ev
-    row = pick.loc[pick["margin"].idxmin()] if verdict != "at the trivial model" else ev.iloc[0]
+    return pick.loc[pick["margin"].idxmin()] if verdict != "at the trivial model" else ev.iloc[0]
+
+
+def _headline(entry: dict, verdict: str) -> tuple[str, str]:
+    """The comparison a row shows (the one that decides the verdict) and its effect, and a count
+    of the outcomes."""
+    ev = evidence(entry)
+    row = _pick(ev, verdict)
     effect = f"{row['comparison']}: {row['text']}"
     if entry.get("paper_value"):
         effect += f"; paper: {entry['paper_value']}"
-    return effect, tally
+    return effect, _tally(ev)
+
+
+def _find(claim_id: str, records) -> dict:
+    records = load() if records is None else records
+    if isinstance(records, Mapping):
+        records = list(records.values())
+    for entry in records:
+        if entry.get("id") == claim_id:
+            return entry
+    raise KeyError(f"no record of claim {claim_id!r}: run the chapter that records it first")
+
+
+def describe(claim_id: str, records=None) -> dict:
+    """Everything a chapter says about a recorded claim, as strings ready for ``glue`` — the very
+    strings the reproducibility table shows, so that a chapter and the table cannot disagree.
+
+    Returns
+    -------
+    dict
+        ``verdict``; ``counts`` ("7 of 11 comparisons hold, 4 inconclusive"); ``toward`` ("8 of 8
+        point the claimed way"); ``effects`` (comparison name → "A better than B by x unit (95 %
+        CI …)"); ``effect`` (the deciding comparison, as the table's row shows it); ``split``
+        (where a statement over a range holds and reverses, else ""); ``failed_preconditions``
+        (name → reason); ``preconditions`` (name → reason, every one); ``question``, ``unit``,
+        ``sided``, ``design``.
+    """
+    entry = _find(claim_id, records)
+    if _is_old(entry):
+        return {"verdict": NO_INTERVAL, "counts": f"{_count(len(entry['tests']), 'comparison')} of means",
+                "toward": "", "effects": {}, "effect": "", "split": "", "failed_preconditions": {},
+                "preconditions": {}, "question": _question(entry), "unit": "", "sided": "", "design": ""}
+    ev = evidence(entry)
+    pre = entry.get("preconditions") or {}
+    effect, counts = _headline(entry, entry["verdict"])
+    return {"verdict": entry["verdict"], "counts": counts,
+            "toward": f"{int(ev.toward.sum())} of {len(ev)} point the claimed way",
+            "effects": dict(zip(ev.comparison, ev.text)), "effect": effect, "split": _split(entry, ev),
+            "failed_preconditions": _failed(pre) if pre else {},
+            "preconditions": {name: c["reason"] for name, c in pre.items()},
+            "question": _question(entry), "unit": entry.get("unit", ""), "sided": entry.get("sided", "one"),
+            "design": entry.get("design", "")}
+
+
+def check_quote(claim_id: str, comparison: str, value: float, records=None, *, decimals: int | None = None) -> float:
+    """Check a number a chapter shows about a comparison against the record, in the book's one
+    orientation (positive = the data point the claimed way; a factor for a ratio), and return the
+    record's value. ``decimals``: how the chapter rounded it (default: agree to 1 %). Raises
+    ``ValueError`` on a flipped sign or another number — a chapter that disagrees with its table."""
+    entry = _find(claim_id, records)
+    if _is_old(entry) or comparison not in entry.get("tests", {}):
+        raise KeyError(f"claim {claim_id!r} has no comparison {comparison!r}")
+    est, _, _ = _oriented(Comparison.from_dict(entry["tests"][comparison]), entry["comparisons"][comparison])
+    value = float(value)
+    if est != 0 and value != 0 and math.copysign(1, est) != math.copysign(1, value):
+        raise ValueError(f"{claim_id}, {comparison!r}: the chapter shows {value:+g} but the record's effect in the "
+                         f"claimed direction is {est:+g} (a flipped sign)")
+    tol = 0.5 * 10.0 ** -decimals + 1e-12 if decimals is not None else 0.01 * abs(est) + 1e-12
+    if abs(value - est) > tol:
+        raise ValueError(f"{claim_id}, {comparison!r}: the chapter shows {value:g} but the record gives {est:g}")
+    return est
+
+
+def quote_problems(texts: Mapping[str, str], records=None) -> list[str]:
+    """Effects a chapter quotes that the table does not show: every part of a text (between "; ")
+    that reads as an effect — "A better than B by x … (95 % CI …)" or "A ÷ B = f× … (95 % CI …)" —
+    must contain, word for word, an effect of some record (as :func:`describe` and the table give
+    it). A sign flipped between chapter and table, or a number typed by hand, is reported as
+    ``"name: quoted"``. ``texts``: name → text (a chapter's glued strings)."""
+    records = load() if records is None else records
+    if isinstance(records, Mapping):
+        records = list(records.values())
+    known = [text for e in records if not _is_old(e) and e.get("comparisons") for text in evidence(e)["text"]]
+    found = []
+    for name, text in texts.items():
+        for part in str(text).split("; "):
+            quoted = part.split(": ")[-1].strip()
+            if "(95 % CI" in quoted and (" better than " in quoted or " ÷ " in quoted) \
+                    and not any(k in quoted for k in known):
+                found.append(f"{name}: {quoted}")
+    return found
+
+
+def _preconditions_text(entry: Mapping) -> str:
+    pre = entry.get("preconditions") or {}
+    if not pre:
+        return ""
+    failed = _failed(pre)
+    if failed:
+        return "failed: " + "; ".join(f"{name} ({reason})" for name, reason in failed.items())
+    return f"all {len(pre)} met" if len(pre) > 1 else "met"
 
 
 def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]] | None = None, *,
@@ -800,9 +1149,12 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
     -------
     pandas.DataFrame
         Indexed by claim id, columns ``paper, claim, chapter, where, verdict, effect, tally,
-        seeds, note, listed, old_verdict`` (``effect``: the deciding comparison with its 95 %
-        interval; ``tally``: the comparisons' outcomes; ``old_verdict``: a first-edition record's
-        own verdict), papers in book order.
+        toward, split, preconditions, failed, design, unit, sided, question, seeds, note, listed,
+        old_verdict`` (``effect``: the deciding comparison with its 95 % interval, as
+        :func:`describe` words it; ``tally``: the comparisons' outcomes; ``toward``: how many point
+        the claimed way; ``split``: where a statement over a range holds and reverses;
+        ``preconditions``: "met", or the failed ones with their reasons; ``question``: "paper" or
+        "book"; ``old_verdict``: a first-edition record's own verdict), papers in book order.
     """
     import pandas as pd
 
@@ -810,25 +1162,32 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
     expected = EXPECTED if expected is None else expected
     by_id = {e["id"]: e for e in records}
     rows = []
-    columns = ["id", "paper", "claim", "chapter", "where", "verdict", "effect", "tally", "seeds", "note", "listed",
+    columns = ["id", "paper", "claim", "chapter", "where", "verdict", "effect", "tally", "toward", "split",
+               "preconditions", "failed", "design", "unit", "sided", "question", "seeds", "note", "listed",
                "old_verdict"]
     for claim_id in sorted(set(expected) | set(by_id), key=lambda i: (_paper_rank(i), i not in expected, i)):
         entry = by_id.get(claim_id)
         paper, claim = expected.get(claim_id, (None, None))
-        row = {"id": claim_id, "paper": paper, "claim": claim, "chapter": "", "where": "", "verdict": NOT_TESTED,
-               "effect": "", "tally": "", "seeds": 0, "note": "", "listed": claim_id in expected, "old_verdict": ""}
+        row = {"id": claim_id, "paper": paper, "claim": claim, "chapter": claim_id.split(".", 1)[0], "where": "",
+               "verdict": NOT_TESTED, "effect": "", "tally": "", "toward": "", "split": "", "preconditions": "",
+               "failed": {}, "design": "", "unit": "", "sided": "", "question": _question({"id": claim_id}),
+               "seeds": 0, "note": "", "listed": claim_id in expected, "old_verdict": ""}
         if entry is not None:
             bad = problems(entry, min_seeds=min_seeds)
             row.update(paper=entry.get("paper", paper), claim=entry.get("claim", claim),
-                       chapter=entry.get("chapter", ""), where=entry.get("where", ""), note=entry.get("note", ""))
+                       chapter=entry.get("chapter", ""), where=entry.get("where", ""), note=entry.get("note", ""),
+                       question=_question(entry))
             if bad:
                 row.update(verdict="inconsistent record", note="; ".join(bad))
             elif _is_old(entry):
                 row.update(verdict=NO_INTERVAL, old_verdict=entry["verdict"],
                            tally=f"{_count(len(entry['tests']), 'comparison')} of means, no per-seed numbers")
             else:
-                effect, tally = _headline(entry, entry["verdict"])
-                row.update(verdict=entry["verdict"], effect=effect, tally=tally, seeds=len(entry["seeds"]))
+                d = describe(claim_id, [entry])
+                row.update(verdict=entry["verdict"], effect=d["effect"], tally=d["counts"], toward=d["toward"],
+                           split=d["split"], preconditions=_preconditions_text(entry),
+                           failed=d["failed_preconditions"], design=d["design"], unit=d["unit"],
+                           sided=d["sided"], seeds=len(entry["seeds"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=columns).set_index("id")
 
@@ -838,7 +1197,7 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
 STATUS_COLOURS = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive": "#b35806", "trivial": "#999999"}
 
 
-def evidence_chart(entry: dict, *, width: int = 260, label_width: int = 230):
+def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
     """A forest plot of a record's comparisons: one row each, the effect in the claimed
     direction with its 95 % interval, a line at zero (a factor's bound, a paper's range as a
     band), coloured by outcome, trivial ones grey. ``None`` for a first-edition record (no

@@ -12,10 +12,22 @@ regulariser applied to ``y`` (``A = I`` for "l1"/"l2").
 
 Losses, gradients and objectives are vectorised over leading axes of ``x``: pass one model ``(d,)``, a stack of
 iterates ``(T, d)`` or one model per agent ``(N, d)``.
+
+**Counted work.** Inside :func:`counting` (which :func:`dpadmm_lite.run` opens around every run and
+stores in ``Trace.work``), the products an algorithm computes with the training data are counted:
+every product of a data block with a vector (``X w`` or ``Xᵀ r``, for one agent's block or all of
+them) adds the rows it reads; every factorization or inversion of a ``d × d`` matrix and every
+linear solve with one is counted per matrix (per agent). :meth:`Problem.gradient`,
+:meth:`Problem.per_example_gradients`, :meth:`Problem.hessian`, the products of :class:`Agents` and
+the star network's stacked products count themselves; evaluation (objectives, accuracy, the
+reference optimum) runs under :func:`paused` and is not the algorithm's work. The counts depend on
+the run's arithmetic only, never on the machine's load.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import sys
@@ -33,6 +45,57 @@ from . import _validate as check
 
 LOSSES = ("squared", "logistic")
 REGULARIZERS = ("l1", "l2", "fused")
+
+
+# ---------------------------------------------------------------------- counted work
+#: What :func:`counting` counts: rows read by products with the data (``data_passes`` = rows / n in a
+#: trace), factorizations (or inversions) of d × d matrices, and linear solves with them.
+WORK_KINDS = ("rows", "factorizations", "solves")
+_COUNTERS: contextvars.ContextVar[tuple] = contextvars.ContextVar("dpadmm_work", default=())
+
+
+@contextlib.contextmanager
+def counting():
+    """Count the data products, factorizations and solves done inside the block (in this thread):
+    yields a dict ``{"rows", "factorizations", "solves"}`` of integers, filled as the work happens.
+    Nested blocks each count everything done inside them."""
+    counts = dict.fromkeys(WORK_KINDS, 0)
+    token = _COUNTERS.set(_COUNTERS.get() + (counts,))
+    try:
+        yield counts
+    finally:
+        _COUNTERS.reset(token)
+
+
+@contextlib.contextmanager
+def paused():
+    """Count nothing inside the block (evaluation, reference solves: not an algorithm's work)."""
+    token = _COUNTERS.set(())
+    try:
+        yield
+    finally:
+        _COUNTERS.reset(token)
+
+
+def count_work(rows: int = 0, factorizations: int = 0, solves: int = 0) -> None:
+    """Add work to every open :func:`counting` block (nothing when none is open)."""
+    for counts in _COUNTERS.get():
+        counts["rows"] += int(rows)
+        counts["factorizations"] += int(factorizations)
+        counts["solves"] += int(solves)
+
+
+def work_summary(counts, n: int) -> dict:
+    """A run's counts as ``Trace.work``: ``data_passes`` (rows read / n: one product with every
+    record's row is one pass), ``factorizations`` and ``solves``."""
+    return {"data_passes": counts["rows"] / n, "factorizations": int(counts["factorizations"]),
+            "solves": int(counts["solves"])}
+
+
+def _models(x) -> int:
+    """How many models a stack ``x`` (…, d) holds."""
+    x = np.asarray(x)
+    return 1 if x.ndim <= 1 else int(np.prod(x.shape[:-1]))
 
 
 @dataclass(frozen=True)
@@ -142,13 +205,15 @@ class Problem:
         return _per_model(x, X, lambda z: self._loss_of_margin(z, y).mean(axis=-1))
 
     def gradient(self, x) -> np.ndarray:
-        """Mean gradient ``∇f(x)``, same shape as ``x``."""
+        """Mean gradient ``∇f(x)``, same shape as ``x`` (two passes over the data per model: ``Xx``, ``Xᵀr``)."""
+        count_work(rows=2 * self.n * _models(x))
         z = np.asarray(x) @ self.X.T
         return self._dloss_of_margin(z, self.y) @ self.X / self.n
 
     def per_example_gradients(self, x, idx=None) -> np.ndarray:
         """Gradients of single examples at one model ``x`` (d,): shape ``(len(idx), d)``."""
         X, y = (self.X, self.y) if idx is None else (self.X[idx], self.y[idx])
+        count_work(rows=2 * X.shape[0])  # the margins, then every row scaled
         return self._dloss_of_margin(X @ np.asarray(x), y)[:, None] * X
 
     def _curvature_of_margin(self, z):
@@ -163,7 +228,8 @@ class Problem:
         The squared loss's Hessian ``XᵀX/n`` does not depend on ``x`` and is computed once.
         """
         if self.loss == "squared":
-            return self._gram
+            return self._gram  # formed once per problem: no pass of this run's
+        count_work(rows=self.n * (1 if margins is not None else 2))
         z = rows_times(self.X, np.asarray(x, float)) if margins is None else margins
         if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS: its YᵀY took 6.5 s on
             pair = _browser_sparse_rows(self.X)  # Adult, scipy's OpenBLAS dsyrk 93 ms, a sparse product 22 ms
@@ -320,7 +386,8 @@ class Problem:
         """The high-precision non-private optimum, computed once and cached (in the browser, read from
         :data:`SHIPPED_OPTIMA` when the problem is one of the live panels')."""
         if self._optimum is None:
-            self._optimum = shipped_optimum(self) or _solve_reference(self)
+            with paused():  # measuring, not an algorithm's work
+                self._optimum = shipped_optimum(self) or _solve_reference(self)
         return self._optimum
 
     def with_data(self, X, y) -> "Problem":
@@ -925,6 +992,7 @@ class Agents:
 
     def margins(self, W) -> np.ndarray:
         """``a_j · w_i`` for every sample j of every agent i: shape (N, m_max)."""
+        count_work(rows=self.problem.n)
         return np.matmul(self.X, np.asarray(W)[:, :, None])[:, :, 0]
 
     def loss(self, W) -> np.ndarray:
@@ -935,11 +1003,13 @@ class Agents:
     def gradient(self, W) -> np.ndarray:
         """Mean local gradient of each agent at its own model ``W[i]``: shape (N, d)."""
         r = self.problem._dloss_of_margin(self.margins(W), self.y) * self.mask
+        count_work(rows=self.problem.n)
         return np.matmul(r[:, None, :], self.X)[:, 0, :] / self.sizes[:, None]
 
     def per_example_gradients(self, W) -> np.ndarray:
         """Gradient of every local example at its agent's model: shape (N, m_max, d), zero on padding."""
         r = self.problem._dloss_of_margin(self.margins(W), self.y) * self.mask
+        count_work(rows=self.problem.n)
         return r[:, :, None] * self.X
 
     def hessian(self, W) -> np.ndarray:
@@ -949,6 +1019,7 @@ class Agents:
         ``np.linalg.solve(agents.hessian(W) + c·I, g[..., None])``.
         """
         c = self.problem._curvature_of_margin(self.margins(W)) * self.mask / self.sizes[:, None]
+        count_work(rows=self.problem.n)
         return np.matmul(np.swapaxes(self.X, 1, 2) * c[:, None, :], self.X)
 
 

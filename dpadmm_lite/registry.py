@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 from . import _validate as check
 from . import labels as _labels
+from .problems import counting, work_summary
 from .trace import Trace
 
 if TYPE_CHECKING:  # pandas only for algorithm_table(), imported there (a live re-run needs none)
@@ -315,19 +316,24 @@ def run(
 
     ``epsilon=math.inf`` runs without noise. The common arguments are checked here
     (:func:`check_arguments`), with errors that name the parameter; algorithm-specific
-    ``options`` are checked by the algorithm. ``Trace.wall_time`` and ``Trace.params`` are filled in.
+    ``options`` are checked by the algorithm. ``Trace.wall_time``, ``Trace.work`` (the counted data
+    passes, factorizations and solves: :func:`dpadmm_lite.problems.counting`) and ``Trace.params``
+    are filled in.
     """
     algorithm = info(name)
     common = check_arguments(algorithm.setting, dict(problem=problem, epsilon=epsilon, delta=delta, rho=rho,
                                                      iterations=iterations, seed=seed, **options))
     epsilon, delta, rho, iterations, seed = (common[k] for k in ("epsilon", "delta", "rho", "iterations", "seed"))
-    start = time.perf_counter()
-    trace = algorithm.function(
-        problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options
-    )
-    elapsed = time.perf_counter() - start
+    with counting() as counts:
+        start = time.perf_counter()
+        trace = algorithm.function(
+            problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options
+        )
+        elapsed = time.perf_counter() - start
     params = dict(epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options)
-    return replace(trace, algorithm=name, wall_time=elapsed, params={**params, **trace.params})
+    n = getattr(problem, "n", 0)
+    work = (work_summary(counts, n) if n else dict(counts)) if any(counts.values()) else {}
+    return replace(trace, algorithm=name, wall_time=elapsed, params={**params, **trace.params}, work=work)
 
 
 def _load_all() -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .accounting import ledger_guarantee
+from .problems import paused
 from .privacy import MECHANISMS, NO_PRIVACY, PrivacyEvent, PrivacyGuarantee  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:  # pandas only for to_frame(), imported there (a live re-run needs none)
@@ -53,6 +54,14 @@ class Trace:
         reads them (Huang's ``c_w="optimum"``, an objective-perturbation solve that stopped short).
     wall_time
         Seconds spent inside the algorithm (set by :func:`dpadmm_lite.run`).
+    work
+        The run's counted work (set by :func:`dpadmm_lite.run`, see
+        :func:`dpadmm_lite.problems.counting`): ``data_passes`` (rows read by products with the
+        training data, over n: one product with every record is one pass), ``factorizations``
+        and ``solves`` (of d × d matrices, per agent). Deterministic: the same for the same run on
+        any machine at any load. Empty when nothing the algorithm did went through the counted
+        products (an algorithm that multiplies by the data itself counts only what it routes
+        through them).
     params
         The settings of the run (ε, δ, ρ, iterations, seed and options), with every step size,
         penalty, clipping bound and constraint matrix it used. Together with ``noise`` and
@@ -75,6 +84,7 @@ class Trace:
     wall_time: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, np.ndarray] = field(default_factory=dict)
+    work: dict[str, float] = field(default_factory=dict)
 
     @property
     def iterations(self) -> int:
@@ -156,6 +166,14 @@ def from_iterates(
         data); ``privacy`` is then :meth:`~dpadmm_lite.privacy.PrivacyGuarantee.not_covered`. A
         problem with a non-empty ``data_dependence`` voids the guarantee of every noisy run too.
     """
+    with paused():  # scoring the iterates is measurement, not the algorithm's work
+        return _from_iterates(problem, algorithm, iterates, model=model, consensus_violation=consensus_violation,
+                              noise=noise, ledger=ledger, delta=delta, privacy_paper=privacy_paper, metrics=metrics,
+                              params=params, not_covered=not_covered)
+
+
+def _from_iterates(problem, algorithm, iterates, *, model, consensus_violation, noise, ledger, delta, privacy_paper,
+                   metrics, params, not_covered) -> Trace:
     iterates = np.asarray(iterates, dtype=float)
     if iterates.ndim != 2 or iterates.shape[1] != problem.d:
         raise ValueError(f"iterates must have shape (T, {problem.d}), got {iterates.shape}")

@@ -221,6 +221,15 @@
     document.querySelectorAll("script.dpadmm-vega-spec").forEach(function (node) {
       var target = document.getElementById(node.dataset.target);
       if (!target || target.dataset.drawn) return;
+      // a chart in a closed fold has no width yet: draw it when the fold opens, for the column it gets
+      var fold = target.closest("details:not([open])");
+      if (fold) {
+        if (!fold.dataset.dpadmmWaits) {
+          fold.dataset.dpadmmWaits = "1";
+          fold.addEventListener("toggle", function () { if (fold.open) draw(); });
+        }
+        return;
+      }
       target.dataset.drawn = "1";
       drawOne(target, expand(JSON.parse(node.textContent))).then(function (result) {
         if (window.dpadmmReadouts) window.dpadmmReadouts(target, result.view);

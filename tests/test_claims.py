@@ -284,8 +284,9 @@ def test_table_lists_every_expected_claim_and_every_record(results):
     assert list(table.index) == ["xu2020.threshold", "huang2019.agents", "zhang2017.found"]  # paper order
     row = table.loc["xu2020.threshold"]
     assert row["verdict"] == "does not hold here"
-    assert row["effect"].startswith("better at large ε: −1.00 (95 % CI")  # the comparison against the claim
-    assert row["tally"] == "2 comparisons: 1 hold, 1 against" and row["seeds"] == 3
+    # the comparison against the claim, in the one orientation (negative: the data point the other way)
+    assert row["effect"].startswith("better at large ε: gap at large ε better than 0 by −1.00 (95 % CI")
+    assert row["tally"] == "1 of 2 comparisons hold, 1 reverses" and row["seeds"] == 3
     assert table.loc["huang2019.agents", "verdict"] == claims.NOT_TESTED
     assert table.loc["huang2019.agents", "claim"] == "more agents, less accuracy"
     assert table.loc["zhang2017.found", "verdict"] == "inconsistent record"
@@ -361,6 +362,28 @@ def test_a_corrupt_record_is_named(results):
         claims.load(results)
 
 
+def _glued(notebook: dict) -> dict[str, str]:
+    out = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            scrap = output.get("metadata", {}).get("scrapbook")
+            if scrap:
+                out[scrap["name"]] = str(output.get("data", {}).get(scrap["mime_prefix"] + "text/plain", ""))
+    return out
+
+
+def test_chapters_quote_the_tables_effects(fast_build):
+    """Every effect a chapter glues into its prose is, word for word, one the reproducibility table
+    shows: no sign flipped between chapter and table (Cyffers' +0.105 against −0.105)."""
+    records = claims.load(build_book.results_dir(fast_build.stage.parent))
+    wrong = []
+    for path in build_book.toc_notebooks():
+        executed = fast_build.stage / path.relative_to(build_book.ROOT)
+        if executed.exists():
+            wrong += [f"{path.stem}: {w}" for w in claims.quote_problems(_glued(json.loads(executed.read_text())), records)]
+    assert not wrong, f"effects quoted in a chapter that its table does not show: {wrong}"
+
+
 def test_fast_build_records_support_their_verdicts(fast_build):
     """Every verdict a chapter recorded in the test build follows from its own numbers, and every
     claim the book lists was tested by some chapter."""
@@ -369,3 +392,152 @@ def test_fast_build_records_support_their_verdicts(fast_build):
     assert not wrong, f"claim records whose verdict their data do not support: {wrong}"
     missing = sorted(set(claims.EXPECTED) - {e["id"] for e in records})
     assert not missing, f"claims listed in claims.EXPECTED that no chapter recorded in the fast build: {missing}"
+
+
+# ---------------------------------------------------------------------- preconditions (issue 34)
+ERR_A, ERR_B = [0.20, 0.21, 0.22, 0.20, 0.21], [0.25, 0.27, 0.26, 0.25, 0.26]
+MAJORITY = 0.2432
+
+
+def _beats(claim_id, noise_free, **extra):
+    """A claim that holds on its comparison ("A beats B"), with A's noise-free run as a precondition."""
+    return _new(claim_id, {"A test error": ERR_A, "B test error": ERR_B, "A noise-free test error": noise_free},
+                {"A beats B": claims.compare("A test error", "<", "B test error", names=("A", "B"))},
+                seeds=[0, 1, 2, 3, 4], preconditions={
+                    "A learns noise-free": claims.learns("A noise-free test error", trivial=MAJORITY, better="lower")},
+                unit="test-error points", **extra)
+
+
+def test_a_failed_precondition_makes_the_claim_not_testable(results):
+    assert _beats("t.ok", [0.15, 0.16, 0.15, 0.14, 0.15]) == "holds"
+    # planted: A's noise-free run sits at the majority class, so "A beats B" says nothing about noise
+    assert _beats("t.planted", [MAJORITY, 0.2433, MAJORITY, 0.2431, MAJORITY]) == claims.NOT_TESTABLE
+    stored = _stored(results, "t.planted")
+    assert stored["verdict"] == claims.NOT_TESTABLE and claims.NOT_TESTABLE in claims.VERDICTS
+    assert stored["comparisons"]["A beats B"]["outcome"] == "holds"  # still computed and shown ...
+    pre = stored["preconditions"]["A learns noise-free"]
+    assert pre["ok"] is False and "not below the trivial model's 0.2432" in pre["reason"]  # ... with the reason
+    assert claims.problems(stored) == []
+    d = claims.describe("t.planted")
+    assert d["verdict"] == claims.NOT_TESTABLE and list(d["failed_preconditions"]) == ["A learns noise-free"]
+    assert claims.describe("t.ok")["failed_preconditions"] == {}
+    row = claims.table(expected={}).loc["t.planted"]
+    assert row["verdict"] == claims.NOT_TESTABLE and row["preconditions"].startswith("failed: A learns noise-free")
+    # a given precondition that fails does the same, and its reason is kept word for word
+    reason = "A converged noise-free: relative change over the last 10 % of iterations 0.02 ≥ 1e-3"
+    v = _new("t.given", {"A test error": ERR_A, "B test error": ERR_B},
+             {"A beats B": claims.compare("A test error", "<", "B test error")}, seeds=[0, 1, 2, 3, 4],
+             preconditions={"A converged": claims.given(False, reason)})
+    assert v == claims.NOT_TESTABLE and claims.describe("t.given")["failed_preconditions"] == {"A converged": reason}
+    # tampering with a stored precondition is caught
+    stored["preconditions"]["A learns noise-free"]["ok"] = True
+    stored["verdict"] = "holds"
+    assert any("precondition" in p for p in claims.problems(stored))
+
+
+def test_learns_decides_by_the_interval_not_the_mean(results):
+    # mean below the majority class but the interval straddles it: does not learn
+    wide = [0.10, 0.40, 0.12, 0.38, 0.15]
+    assert np.mean(wide) < MAJORITY
+    checked = claims.check_preconditions({"p": claims.learns("x", trivial=MAJORITY, better="lower")}, {"x": wide})
+    assert checked["p"]["ok"] is False
+    tight = [0.240, 0.241, 0.240, 0.241, 0.240]  # barely, but by the interval
+    assert claims.check_preconditions({"p": claims.learns("x", trivial=MAJORITY, better="lower")},
+                                      {"x": tight})["p"]["ok"] is True
+    # "higher" is better for accuracy
+    acc = [0.80, 0.81, 0.82]
+    assert claims.check_preconditions({"p": claims.learns("x", trivial=0.757, better="higher")}, {"x": acc})["p"]["ok"]
+    assert not claims.check_preconditions({"p": claims.learns("x", trivial=0.757, better="lower")}, {"x": acc})["p"]["ok"]
+    with pytest.raises(ValueError, match="better"):
+        claims.learns("x", trivial=0.5, better="up")
+    with pytest.raises(ValueError, match="not a key of samples"):
+        claims.check_preconditions({"p": claims.learns("y", trivial=0.5, better="lower")}, {"x": acc})
+    with pytest.raises(TypeError, match="ok must be a bool"):
+        claims.given("yes", "why")
+    with pytest.raises(ValueError, match="question"):
+        _beats("t.q", [0.15] * 5, question="mine")
+
+
+def test_one_orientation_in_chapter_and_table(results):
+    """"A better than B by x", positive when the data point the claimed way, whichever way the
+    metric improves and whichever side the chapter writes first; describe() and the table give the
+    same string."""
+    _new("t.err", {"A error": ERR_A, "B error": ERR_B},
+         {"A beats B": claims.compare("A error", "<", "B error", names=("A", "B"))}, seeds=[0, 1, 2, 3, 4],
+         unit="test-error points")
+    _new("t.acc", {"A acc": [1 - e for e in ERR_A], "B acc": [1 - e for e in ERR_B]},
+         {"A beats B": claims.compare("A acc", ">", "B acc", names=("A", "B"))}, seeds=[0, 1, 2, 3, 4],
+         unit="test-error points")
+    _new("t.rev", {"A error": ERR_A, "B error": ERR_B},
+         {"B beats A": claims.compare("B error", "<", "A error", names=("B", "A"))}, seeds=[0, 1, 2, 3, 4],
+         unit="test-error points")
+    err, acc, rev = (claims.describe(i)["effects"] for i in ("t.err", "t.acc", "t.rev"))
+    assert err["A beats B"] == acc["A beats B"] == "A better than B by +0.050 test-error points (95 % CI +0.041 to +0.059)"
+    assert rev["B beats A"] == "B better than A by −0.050 test-error points (95 % CI −0.059 to −0.041)"
+    table = claims.table(expected={})
+    for claim_id, effects in (("t.err", err), ("t.acc", acc), ("t.rev", rev)):
+        name, text = next(iter(effects.items()))
+        assert table.loc[claim_id, "effect"] == f"{name}: {text}"  # the very same words
+        ev = claims.evidence(_stored(results, claim_id))
+        assert ev.loc[0, "text"] == text
+
+
+def test_a_flipped_sign_between_chapter_and_table_is_caught(results):
+    _new("t.sign", {"A error": ERR_A, "B error": ERR_B},
+         {"A beats B": claims.compare("A error", "<", "B error")}, seeds=[0, 1, 2, 3, 4])
+    assert claims.check_quote("t.sign", "A beats B", 0.050, decimals=3) == pytest.approx(0.050)
+    with pytest.raises(ValueError, match="flipped sign"):
+        claims.check_quote("t.sign", "A beats B", -0.050, decimals=3)  # e.g. the chapter printed A − B
+    with pytest.raises(ValueError, match="record gives"):
+        claims.check_quote("t.sign", "A beats B", 0.07, decimals=3)
+    with pytest.raises(KeyError):
+        claims.check_quote("t.sign", "no such comparison", 0.05)
+    # the same on a chapter's glued words: its quote must be the table's, word for word
+    text = claims.describe("t.sign")["effects"]["A beats B"]
+    assert claims.quote_problems({"ok": f"at ε = 1: {text}; more words", "other": "no effect here"}) == []
+    flipped = text.replace("+", "\N{MINUS SIGN}")  # what a chapter that printed A − B would say
+    assert flipped != text
+    assert claims.quote_problems({"flipped": f"A beats B: {flipped}"}) == [f"flipped: {flipped}"]
+
+
+def test_counts_toward_and_a_split_range_come_from_the_record(results):
+    eps = [0.05, 0.1, 0.4, 1.6]
+    a = {e: [0.20, 0.21, 0.22, 0.20] if e < 0.3 else [0.30, 0.31, 0.32, 0.30] for e in eps}
+    b = {e: [0.25, 0.26, 0.26, 0.25] for e in eps}
+    samples = {**{f"A, ε = {e:g}": a[e] for e in eps}, **{f"B, ε = {e:g}": b[e] for e in eps}}
+    tests = {f"ε = {e:g}": claims.compare(f"A, ε = {e:g}", "<", f"B, ε = {e:g}", names=("A", "B"), at=e)
+             for e in eps}
+    assert _new("t.split", samples, tests, seeds=[0, 1, 2, 3], over="ε") == "does not hold here"
+    d = claims.describe("t.split")
+    assert d["counts"] == "2 of 4 comparisons hold, 2 reverse"
+    assert d["toward"] == "2 of 4 point the claimed way"
+    assert d["split"] == "holds at ε = 0.05, 0.1; reverses at ε = 0.4, 1.6"
+    assert claims.table(expected={}).loc["t.split", "split"] == d["split"]
+    # not split when every value points one way
+    _new("t.all", {k: v for k, v in samples.items()},
+         {k: claims.compare(t.lhs, "<", t.rhs, at=t.at) for k, t in tests.items() if t.at < 0.3}, seeds=[0, 1, 2, 3],
+         over="ε")
+    assert claims.describe("t.all")["split"] == "" and claims.describe("t.all")["verdict"] == "holds"
+
+
+def test_book_questions_have_their_own_section(results):
+    _beats("t.paper", [0.15] * 5)
+    _beats("t.book", [0.15] * 5, question="book")
+    table = claims.table(expected={})
+    assert table.loc["t.paper", "question"] == "paper" and table.loc["t.book", "question"] == "book"
+    # records written before question= existed: the book's known questions
+    assert claims.table(expected={"zhang2017.topology_consensus_speed": ("Z", "c")}).loc[
+        "zhang2017.topology_consensus_speed", "question"] == "book"
+
+
+def test_format_2_records_still_read(results):
+    """A record written before preconditions existed (format 2) still checks and shows."""
+    _new("t.old2", {"A error": ERR_A, "B error": ERR_B}, {"A beats B": claims.compare("A error", "<", "B error")},
+         seeds=[0, 1, 2, 3, 4])
+    entry = _stored(results, "t.old2")
+    for key in ("preconditions", "question", "unit", "sided", "design", "over"):
+        entry.pop(key)
+    entry["format"] = 2
+    assert claims.problems(entry) == []
+    row = claims.table([entry], expected={}).loc["t.old2"]
+    assert row["verdict"] == "holds" and row["preconditions"] == "" and row["question"] == "paper"

@@ -105,7 +105,7 @@ from scipy.special import expit
 
 from .. import _validate as check
 from .. import datasets, mechanisms
-from ..problems import Agents, make_agents
+from ..problems import Agents, count_work, make_agents, paused
 from ..registry import register
 from ..trace import PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import one_blas_thread
@@ -193,22 +193,26 @@ class _Stack:
 
     def margins(self, W):
         """``a_ij · w_i`` for every sample of every agent: (N, m_max)."""
+        count_work(rows=self.problem.n)
         if self.sparse:
             return (self.P @ np.ascontiguousarray(W).ravel()).reshape(self.n_agents, self.m_max)
         return np.matmul(self.agents.X, W[:, :, None])[:, :, 0]
 
     def margins_at(self, w):
         """``a_ij · w`` for one model broadcast to every agent: (N, m_max)."""
+        count_work(rows=self.problem.n)
         return (self.flat @ w).reshape(self.n_agents, self.m_max)
 
     def rmatvec(self, R):
         """``Σ_j R_ij a_ij`` for every agent: (N, d)."""
+        count_work(rows=self.problem.n)
         if self.sparse:
             return (self.P_T @ R.ravel()).reshape(self.n_agents, self.d)
         return np.matmul(R[:, None, :], self.agents.X)[:, 0, :]
 
     def hessians(self, S):
         """``Σ_j S_ij a_ij a_ijᵀ`` for every agent: (N, d, d)."""
+        count_work(rows=self.problem.n)
         if self.sparse:
             if self._PT is None:
                 self._PT = self.P.T.tocsr()
@@ -233,6 +237,8 @@ class _Stack:
         if not hasattr(self, "_X32"):
             self._X32 = self.agents.X.astype(np.float32)
         X32 = self._X32 if agents is None else self._X32[agents]
+        count_work(rows=self.problem.n if agents is None else int(self.sizes[agents].sum()),
+                   factorizations=self.n_agents if agents is None else len(agents))
         A = X32 * np.sqrt(S).astype(np.float32)[:, :, None]
         H = np.matmul(A.transpose(0, 2, 1), A).astype(float) + mu[:, :, None] * np.eye(self.d)
         return np.linalg.inv(H)
@@ -245,9 +251,11 @@ class _Stack:
         return self._row_norms
 
     def gram_top_eigenvalue(self):
-        """``λ_max(X_iᵀX_i)/m_i`` for every agent."""
+        """``λ_max(X_iᵀX_i)/m_i`` for every agent (computed once per deal of the records and kept, like the
+        row norms: not counted as any run's work)."""
         if not hasattr(self, "_gram_top"):
-            gram = self.hessians(self.mask.astype(float))
+            with paused():
+                gram = self.hessians(self.mask.astype(float))
             self._gram_top = np.linalg.eigvalsh(gram)[:, -1] / self.sizes
         return self._gram_top
 
@@ -389,6 +397,7 @@ def _newton(stack, G, w, rho, W, Z, *, extra, tol, max_inner, cache, refresh="al
             agents = np.flatnonzero(fresh)
             cache["inverse"][agents] = _hessian_inverse(stack, Z, mu, agents)
         step = np.matmul(cache["inverse"], grad[:, :, None])[:, :, 0]
+        count_work(solves=stack.n_agents)  # one Newton system per agent, by its (kept) inverse
         decrease = (grad * step).sum(1)
         t = np.ones(stack.n_agents)
         for _ in range(60):  # Armijo backtracking, per agent
@@ -671,7 +680,9 @@ def _exact_admm(stack, *, rho, iterations, rng, primal_sigma=None, dual_zeta=Non
         W_tilde, Z_tilde = W, Z
         if primal_sigma is not None:  # Alg. 2, line 5: w̃_i^k = w_i^k + N(0, σ_i² I)
             W_tilde = W + mechanisms.gaussian(rng, primal_sigma, (N, d))
-            Z_tilde = stack.margins(W_tilde) if np.any(primal_sigma) else Z
+            if np.any(primal_sigma):
+                with paused():  # the released models' margins only score them (the record's loss)
+                    Z_tilde = stack.margins(W_tilde)
         w = W_tilde.mean(0) - G.mean(0) / rho  # line 6/7: w^k = mean w̃_i^k − mean γ_i^{k−1}/ρ
         G = G - rho * (W_tilde - w)  # line 8/9: γ_i^k = γ_i^{k−1} − ρ(w̃_i^k − w^k)
         rec.store(k, p, w, W_tilde, _local_loss(stack, Z_tilde))
