@@ -176,6 +176,12 @@ def test_no_verdict_cell_is_drawn_over_its_neighbour_on_the_phone(reading):
 @pytest.mark.parametrize("size, smallest", [("desktop", 11.0), ("phone", 10.0)])
 def test_chart_text_is_readable(reading, size, smallest):
     def check(rel, page):
+        # charts in folds (the verdict table's forest plots) are drawn when their fold opens: open them all
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+        try:
+            _wait_for_charts(page)
+        except Exception as exc:
+            return [f"charts did not all draw once their folds opened: {exc.__class__.__name__}"]
         return [f"chart {c['i']} ({c.get('width', 0):.0f} px): text {c['smallest']:.1f} px ({c['text']!r})"
                 for c in page.evaluate(_CHART_TEXT_JS) if c["smallest"] < smallest - 0.05]
 
@@ -298,3 +304,35 @@ def test_the_chart_theme_writes_text_of_at_least_12_px():
     sizes = [config["axis"]["labelFontSize"], config["axis"]["titleFontSize"], config["legend"]["labelFontSize"],
              config["legend"]["titleFontSize"], config["header"]["labelFontSize"], config["text"]["fontSize"]]
     assert min(sizes) >= 12, sizes
+
+
+# ------------------------------------------------------------------------------------------------- Run live
+def test_run_live_moves_focus_into_the_panel_and_shows_loading_progress(server, browser):
+    """Pressed from the keyboard: while loading, the status says how many MB of the download are in; once
+    ready, the button is gone, focus is on the panel's first control (not the page body), and no text
+    points at "the button below"."""
+    from browser_visit import Visit
+
+    visit = Visit(browser)
+    page = visit.page
+    try:
+        page.goto(f"{server}/book/admm.html", wait_until="load")
+        panel = page.locator(".dpadmm-live[data-live-panel='admm']")
+        page.evaluate("""() => { window.__statuses = [];
+            const status = document.querySelector('.dpadmm-live-status');
+            new MutationObserver(() => window.__statuses.push(status.textContent))
+                .observe(status, {childList: true, characterData: true, subtree: true}); }""")
+        panel.locator("button.dpadmm-live-button").focus()
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=150_000)
+        statuses = page.evaluate("() => window.__statuses")
+        assert any(re.search(r"\d+\.\d MB of \d+\.\d MB", s) for s in statuses), statuses
+        assert not panel.locator("button.dpadmm-live-button").is_visible()
+        focused = page.evaluate("() => [document.activeElement.id, !!document.activeElement.closest('.dpadmm-live')]")
+        assert focused == ["dpadmm-live-rho", True], focused
+        assert "below" not in panel.locator(".dpadmm-live-intro").inner_text()
+        summary = panel.locator(".dpadmm-live-summary").inner_text()
+        assert "100 iterations" in summary and "computed in" in summary and summary.count(" ms") == 1, summary
+        assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
+    finally:
+        visit.close()
