@@ -150,6 +150,11 @@
     return { spec: s, columns: wrapped };
   }
 
+  // The live panels (live/live.js) lay their chart out for a narrow column the same way.
+  window.dpadmmForColumn = function (spec, room) {
+    return forColumn(spec, room, Math.max(MIN_PLOT_WIDTH, room - 80), 0).spec;
+  };
+
   function smallestText(svg) {
     var smallest = Infinity;
     svg.querySelectorAll("text").forEach(function (t) {

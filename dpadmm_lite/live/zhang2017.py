@@ -153,7 +153,8 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
     dict
         ``rows`` (iteration, test error, empirical loss, lo = hi = test error, algorithm, epsilon,
         topology), ``title`` (the setting, as the chart's title names it), ``summary`` (one short line: the
-        private run's and the non-private run's final test accuracy, the privacy spent), ``node_loss``
+        private run's final test accuracy beside the non-private run's and the majority class's, the privacy
+        spent), ``node_loss``
         and ``node_disagreement`` (per node, at the last iteration); ``trace`` with ``keep_trace``.
     """
     one_of("algorithm", algorithm, _NAMES)
@@ -184,8 +185,10 @@ def zhang2017_network(algorithm: str = "DVP", epsilon: float = 4.0, topology_nam
                  "epsilon": epsilon, "topology": topology_name} for k in first_then_every_fifth(iterations)]
     last = runs[algorithm] if algorithm in runs else runs["non-private"]
     summary = run_line(last, name=algorithm, metric="accuracy")
-    if algorithm != "non-private" and "non-private" in curves:
-        summary = summary.replace(";", f" (non-private {1.0 - float(curves['non-private'][0][iterations - 1]):.3f});", 1)
+    majority = float(max(np.mean(problem.y_test > 0), np.mean(problem.y_test < 0)))  # the trivial model's accuracy
+    beside = [f"non-private {1.0 - float(curves['non-private'][0][iterations - 1]):.3f}"] \
+        if algorithm != "non-private" and "non-private" in curves else []
+    summary = summary.replace(";", f" ({', '.join(beside + [f'majority class {majority:.3f}'])});", 1)
     result = {"rows": out, "summary": summary,
               "title": f"Adult, {settings['n_agents']} nodes, ρ = {rho:g}, δ = {delta:g}",
               "node_loss": [float(v) for v in np.asarray(last.params["node_loss"][-1])],

@@ -293,8 +293,11 @@
         try {
           if (!view || (msg.result.title && msg.result.title !== shownTitle)) { // first draw, or a new setting in the title
             if (view) view.finalize();
-            var result = await window.vegaEmbed(chart, liveSpec(JSON.parse(specNode.textContent), msg.result.rows,
-                                                                msg.result.title), { actions: false, renderer: "svg" });
+            var drawn = liveSpec(JSON.parse(specNode.textContent), msg.result.rows, msg.result.title);
+            // a phone's column: laid out for it (legend below, narrower plot), not shrunk to unreadable text
+            var room = chart.clientWidth;
+            if (room > 0 && room < 600 && window.dpadmmForColumn) drawn = window.dpadmmForColumn(drawn, room);
+            var result = await window.vegaEmbed(chart, drawn, { actions: false, renderer: "svg" });
             view = result.view;
             shownTitle = msg.result.title;
           } else {
