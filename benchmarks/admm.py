@@ -41,7 +41,7 @@ from dpadmm_lite import datasets, problems  # noqa: E402
 from dpadmm_lite.widgets import _display_data  # noqa: E402
 
 # The chapter's live cell, default setting (keep in sync with book/admm.ipynb).
-LIVE_DEFAULTS = {"rho": 0.03, "topology": "ring", "n_agents": 10, "iterations": 60}
+LIVE_DEFAULTS = {"rho": 0.01, "topology": "ring", "n_agents": 10, "iterations": 100}
 
 
 def chapter_problem():

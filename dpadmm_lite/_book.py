@@ -180,13 +180,27 @@ def _views(spec: dict, encoding: dict | None = None):
         yield from _views(spec["spec"], None)
 
 
-def _channel(encoding: dict, name: str) -> str:
-    """What an encoding channel shows: its title (or field), with "(log scale)"."""
-    channel = encoding.get(name)
+def _title(channel) -> str:
+    """A channel's own title (its ``title`` or its axis's), or ""."""
     if not isinstance(channel, dict):
         return ""
     axis = channel.get("axis") if isinstance(channel.get("axis"), dict) else {}
-    label = _text(channel.get("title")) or _text(axis.get("title")) or str(channel.get("field") or "")
+    return _text(channel.get("title")) or _text(axis.get("title"))
+
+
+def _channel(encoding: dict, name: str, views=()) -> str:
+    """What an encoding channel shows, as its axis reads: its title, else the title another view of the
+    chart gives the same channel (a band layer ``y="lo"`` under a line titled "test error": Vega-Lite
+    shows that title on the shared axis), and only then its field; with "(log scale)"."""
+    channel = encoding.get(name)
+    if not isinstance(channel, dict):
+        return ""
+    label = _title(channel)
+    if not label:
+        others = [enc.get(name) for _, enc in views]
+        same = [c for c in others if isinstance(c, dict) and c.get("field") == channel.get("field")]
+        label = next((t for t in map(_title, same + others) if t), "")
+    label = label or str(channel.get("field") or "")
     scale = channel.get("scale") if isinstance(channel.get("scale"), dict) else {}
     return f"{label} (log scale)" if label and scale.get("type") == "log" else label
 
@@ -197,8 +211,9 @@ def chart_name(spec: dict) -> str:
     titles = list(dict.fromkeys(t for t in titles if t))
     if titles:
         return titles[0] if _text(spec.get("title")) else " / ".join(titles[:3])
-    for _, encoding in _views(spec):
-        x, y = _channel(encoding, "x"), _channel(encoding, "y")
+    views = list(_views(spec))
+    for _, encoding in views:
+        x, y = _channel(encoding, "x", views), _channel(encoding, "y", views)
         if x and y:
             return f"{y} against {x}"
     return "Chart"
@@ -223,10 +238,10 @@ def chart_description(spec: dict) -> str:
     kind = " and ".join(marks[:3]).capitalize() if marks else "Chart"
     words = []
     for _, encoding in views:
-        x, y = _channel(encoding, "x"), _channel(encoding, "y")
+        x, y = _channel(encoding, "x", views), _channel(encoding, "y", views)
         if x and y:
             words.append(f"{y} against {x}")
-            colour = _channel(encoding, "color") or _channel(encoding, "strokeDash")
+            colour = _channel(encoding, "color", views) or _channel(encoding, "strokeDash", views)
             if colour:
                 words.append(f"one colour per {colour}")
             break

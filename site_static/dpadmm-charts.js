@@ -17,7 +17,8 @@
 // its chart, so that two "ρ" sliders on one page can be told apart.
 (function () {
   "use strict";
-  var MIN_TEXT_PX = 8.5;
+  // the smallest chart text a reader gets: 11 px on a desktop, 10 px on a phone (issue 35)
+  var MIN_TEXT_PX = window.matchMedia && window.matchMedia("(max-width: 599px)").matches ? 10 : 11;
   var MIN_SCALE = 0.8;
   var MIN_PLOT_WIDTH = 140;
   var usedNames = {};
@@ -148,6 +149,11 @@
     })(s);
     return { spec: s, columns: wrapped };
   }
+
+  // The live panels (live/live.js) lay their chart out for a narrow column the same way.
+  window.dpadmmForColumn = function (spec, room) {
+    return forColumn(spec, room, Math.max(MIN_PLOT_WIDTH, room - 80), 0).spec;
+  };
 
   function smallestText(svg) {
     var smallest = Infinity;

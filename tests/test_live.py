@@ -84,9 +84,9 @@ def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, bro
         assert not any(n.startswith("pandas-") for n in loaded)  # lazily imported: not needed live
         before = _chart_rows(page)
         assert before and {"iteration", "metric", "value", "rho", "topology"} <= set(before[0])
-        assert {r["topology"] for r in before} == {"ring"} and {r["rho"] for r in before} == {0.03}
+        assert {r["topology"] for r in before} == {"ring"} and {r["rho"] for r in before} == {0.01}
         # the chapter's own numbers: the library in WebAssembly computes what it computes natively
-        native = live.run_panel("admm", {"rho": 0.03, "topology_name": "ring", "n_agents": 10, "iterations": 60})
+        native = live.run_panel("admm", {"rho": 0.01, "topology_name": "ring", "n_agents": 10, "iterations": 100})
         assert [r["value"] for r in before] == pytest.approx([r["value"] for r in native["rows"]], rel=1e-9)
         runs = int(panel.get_attribute("data-live-runs"))
         slider = page.locator("#dpadmm-live-rho")
@@ -94,7 +94,7 @@ def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, bro
         page.wait_for_function(f"() => Number(document.querySelector('.dpadmm-live').dataset.liveRuns) > {runs}",
                                timeout=30_000)
         after = _chart_rows(page)
-        assert {r["rho"] for r in after} == {0.3}
+        assert {r["rho"] for r in after} == {0.1}
         assert [r["value"] for r in after] != [r["value"] for r in before]
         page.select_option("#dpadmm-live-topology_name", "complete")
         page.wait_for_function(
@@ -129,7 +129,7 @@ def test_a_chart_that_cannot_be_drawn_says_so_and_the_next_move_draws_again(serv
         page.locator("#dpadmm-live-rho").evaluate(move.replace("{d}", "-1"))
         page.wait_for_function(f"() => Number(document.querySelector('.dpadmm-live').dataset.liveRuns) > {runs}",
                                timeout=30_000)
-        assert {r["rho"] for r in _chart_rows(page)} == {0.03}
+        assert {r["rho"] for r in _chart_rows(page)} == {0.01}
         assert [e for e in visit.errors if "drawing failed" not in e] == []
     finally:
         visit.close()

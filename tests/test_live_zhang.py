@@ -19,9 +19,9 @@ def test_the_table_covers_every_setting_of_the_panel():
     lo, hi = panel.REFERENCE["agents"]
     assert list(table["topologies"]) == list(topology.NAMES)
     assert tuple(table["lams"]) == panel.REFERENCE["lams"]
-    assert table["correct"].shape == table["loss"].shape == (2, len(topology.NAMES), hi - lo + 1, 60)
+    assert table["correct"].shape == table["loss"].shape == (2, len(topology.NAMES), hi - lo + 1, panel.REFERENCE["iterations"])
     assert np.isfinite(table["loss"]).all() and (table["correct"] > 0).all()
-    # the panel's controls stay inside the table: nodes 2 … 40, at most 60 iterations, every topology
+    # the panel's controls stay inside the table: nodes 2 … 40, at most REFERENCE["iterations"], every topology
     controls = {c["name"]: c for c in panel.PANELS["zhang2017"]["controls"]}
     assert (controls["n_agents"]["min"], controls["n_agents"]["max"]) == (lo, hi)
     assert controls["iterations"]["max"] == panel.REFERENCE["iterations"]
@@ -32,7 +32,7 @@ def test_the_table_covers_every_setting_of_the_panel():
 def test_a_sample_of_the_table_is_what_the_library_computes(lam_index, topology_name, n_agents):
     lam = panel.REFERENCE["lams"][lam_index]
     error, loss = panel.reference_curve(lam, topology_name, n_agents)
-    shipped = panel.shipped_reference(lam, topology_name, n_agents, 60, 8_000, 0.1, 0)
+    shipped = panel.shipped_reference(lam, topology_name, n_agents, panel.REFERENCE["iterations"], 8_000, 0.1, 0)
     np.testing.assert_array_equal(shipped[0], error)
     np.testing.assert_allclose(shipped[1], loss, rtol=1e-12)
     # a shorter run is the table's prefix
@@ -60,7 +60,7 @@ def test_the_panel_reads_the_table_and_draws_what_a_live_reference_draws(monkeyp
 
 
 def test_settings_outside_the_table_run_the_reference_live():
-    assert panel.shipped_reference(panel.REFERENCE["lams"][0], "ring", 20, 61, 8_000, 0.1, 0) is None
+    assert panel.shipped_reference(panel.REFERENCE["lams"][0], "ring", 20, panel.REFERENCE["iterations"] + 1, 8_000, 0.1, 0) is None
     assert panel.shipped_reference(panel.REFERENCE["lams"][0], "ring", 20, 30, 5_000, 0.1, 0) is None
     assert panel.shipped_reference(panel.REFERENCE["lams"][0], "ring", 20, 30, 8_000, 0.2, 0) is None
     assert panel.shipped_reference(panel.REFERENCE["lams"][0], "ring", 20, 30, 8_000, 0.1, 1) is None

@@ -78,3 +78,30 @@ def agents_control(value: int, hi: int, lo: int = 2) -> dict[str, Any]:
 def iterations_control(value: int, hi: int, lo: int = 5) -> dict[str, Any]:
     """The number of iterations T."""
     return {"name": "iterations", "label": "T", "kind": "int", "value": value, "min": lo, "max": hi}
+
+
+def run_line(trace, name: str | None = None, count: int | None = None, unit: str = "iterations",
+             metric: str | None = None) -> str:
+    """A live panel's summary line, short and true: what ran, how long (``count`` ``unit``: iterations, or
+    passes over the data where the chart's axis counts those), where it ended, and the privacy it spent end
+    to end. No run time: the panel says how long the redraw took, and a cached run took no time at all.
+
+    ``metric``: "accuracy" (test accuracy, when the trace has one), "gap" (final objective gap) or None
+    (accuracy if there is one, else the gap)."""
+    from ..labels import readable
+
+    name = name or readable(trace.algorithm)
+    count = trace.iterations if count is None else count
+    if metric is None:
+        metric = "accuracy" if trace.test_accuracy is not None else "gap"
+    end = (f"test accuracy {trace.test_accuracy[-1]:.3f}" if metric == "accuracy"
+           else f"objective gap {trace.objective_gap[-1]:.3g}")
+    privacy = trace.privacy
+    if math.isinf(privacy.epsilon) and privacy.covered and privacy.delta == 0:
+        spent = "ε=∞: no noise, not private"
+    else:
+        eps = "∞" if math.isinf(privacy.epsilon) else f"{privacy.epsilon:.3g}"
+        spent = f"ε={eps}, δ={privacy.delta:.0e} end to end"
+        if not privacy.covered:
+            spent += f" — not covered: {privacy.reason}"
+    return f"{name}, {count} {unit}: {end}; {spent}"

@@ -130,7 +130,8 @@ def sweep_chart(
         floor = float(data[y].min())
         data = data.assign(**{band[0]: data[band[0]].where(data[band[0]] > 0, floor)})
     x_enc = alt.X(f"{x}:Q", title=titles.get(x, x), scale=alt.Scale(type="log" if log_x else "linear"))
-    y_enc = alt.Y(f"{y}:Q", title=titles.get(y, y), scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False))
+    y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    y_enc = alt.Y(f"{y}:Q", title=titles.get(y, y), scale=y_scale)
     color_enc = alt.Color(f"{color}:N", title=titles.get(color, color)) if color else alt.Undefined
     tooltip = [c for c in [x, y, color, *sliders, *selects] if c]
 
@@ -140,7 +141,10 @@ def sweep_chart(
     layers = []
     if band:
         band_color = alt.Color(f"{color}:N", legend=None) if color else alt.Undefined  # the lines carry the legend
-        layers.append(base.mark_area(opacity=0.18).encode(x=x_enc, y=f"{band[0]}:Q", y2=f"{band[1]}:Q", color=band_color))
+        # the band's y carries the line's title: the axis, and the chart's description for screen readers, read
+        # "objective gap", not the band's column name
+        band_y = alt.Y(f"{band[0]}:Q", title=titles.get(y, y), scale=y_scale)
+        layers.append(base.mark_area(opacity=0.18).encode(x=x_enc, y=band_y, y2=f"{band[1]}:Q", color=band_color))
     layers.append(base.mark_line(point=True).encode(x=x_enc, y=y_enc, color=color_enc, tooltip=tooltip))
     if captions:
         caption = (

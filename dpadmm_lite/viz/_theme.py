@@ -20,9 +20,13 @@ def _dpadmm_theme() -> alt.theme.ThemeConfig:
             "range": {"category": PALETTE},
             # labelSeparation: Vega drops a tick label closer than this to its neighbour (with 0,
             # abutting labels read as one: "0.000.05" on the arena's bar chart)
-            "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": True, "gridOpacity": 0.4, "labelSeparation": 4},
-            "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "right"},
-            "title": {"fontSize": 14, "anchor": "start"},
+            # Text sizes: at least 12 px in the spec, so that a chart the site draws a little smaller to fit its
+            # column (dpadmm-charts.js: never below 11 px on a desktop, 10 px on a phone) stays readable.
+            "axis": {"labelFontSize": 12, "titleFontSize": 13, "grid": True, "gridOpacity": 0.4, "labelSeparation": 4},
+            "legend": {"labelFontSize": 12, "titleFontSize": 13, "orient": "right", "labelLimit": 320},
+            "header": {"labelFontSize": 12, "titleFontSize": 13},
+            "text": {"fontSize": 12},
+            "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 12},
             "line": {"strokeWidth": 2},
         }
     }

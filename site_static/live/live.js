@@ -34,11 +34,18 @@
 
   function megabytes(bytes) { return (bytes / 1e6).toFixed(1) + " MB"; }
 
+  // "about 20 s left" from the bytes fetched so far and the time they took (nothing before 1 MB is in)
+  function remaining(done, total, seconds) {
+    if (done < 1e6 || seconds <= 0 || done >= total) return "";
+    var left = (total - done) / (done / seconds);
+    return left < 1.5 ? ", about a second left" : ", about " + (left < 10 ? Math.round(left) : 5 * Math.round(left / 5)) + " s left";
+  }
+
   function canRun() { return typeof WebAssembly === "object" && typeof Worker === "function"; }
 
   // The chart's spec without its sliders: the layer that filters by them draws the live rows
   // (dataset "live", first drawn with `rows`), layers that only caption the sliders' values go.
-  function liveSpec(spec, rows) {
+  function liveSpec(spec, rows, title) {
     spec = JSON.parse(JSON.stringify(spec));
     var params = (spec.params || []).map(function (p) { return p.name; });
     var uses = function (obj) {
@@ -70,7 +77,8 @@
     if (views) views.forEach(strip);
     else strip(spec);
     spec.datasets = { live: rows };
-    spec.title = (typeof spec.title === "string" ? spec.title : "") + " (live)";
+    // the run's own setting where the panel gives one (result.title), else the static chart's title
+    spec.title = (title || (typeof spec.title === "string" ? spec.title : "")) + " (live)";
     spec.description = spec.title;
     return spec;
   }
@@ -128,9 +136,10 @@
                     "Run live in your browser (downloads " + megabytes(config.download) +
                     ": Python, numpy and scipy in WebAssembly)");
     var status = el("p", { class: "dpadmm-live-status", role: "status", "aria-live": "polite" });
-    var bar = el("progress", { max: "4", value: "0", hidden: "" });
-    intro.textContent = "The chart above filters runs computed when the book was built. The button " +
-      "below re-runs the algorithm itself (the book's library, in Python) in this browser, " +
+    var bar = el("progress", { max: String(config.download || 1), value: "0", hidden: "",
+                               "aria-label": "Run live: loading" });
+    intro.textContent = "The chart above filters runs computed when the book was built. Run live " +
+      "re-runs the algorithm itself (the book's library, in Python) in this browser, " +
       "at the settings you choose; nothing leaves this site.";
     box.appendChild(intro);
     box.appendChild(button);
@@ -145,16 +154,30 @@
       box.dataset.liveFallback = "unsupported";
       return;
     }
-    button.addEventListener("click", function () { start(name, panel, box, button, bar, status, specNode); });
+    button.addEventListener("click", function () { start(name, panel, box, button, bar, status, specNode, intro); });
   }
 
-  function start(name, panel, box, button, bar, status, specNode) {
+  function start(name, panel, box, button, bar, status, specNode, intro) {
     button.disabled = true;
     bar.hidden = false;
     var t0 = performance.now();
+    var fetched = 0, fetchStarted = 0, step = { step: 1, of: 4, text: "starting Python (WebAssembly)" };
+    // Loading: the step, and while the files come in, the megabytes fetched of the download and the time
+    // left at the rate so far (the worker reports the bytes of each file as it arrives)
+    var loading = function () {
+      var text = "Loading (" + step.step + "/" + step.of + "): " + step.text;
+      if (fetched > 0 && fetched < config.download) {
+        text += " — " + megabytes(fetched) + " of " + megabytes(config.download) +
+          remaining(fetched, config.download, (performance.now() - fetchStarted) / 1000);
+      }
+      status.textContent = text + " …";
+      bar.value = Math.min(fetched, config.download || 0);
+    };
+    fetchStarted = t0;
+    loading();
     var worker = new Worker(here + "worker.js");
     var ready = false, busy = false, pending = false, runs = 0, nextId = 0, movedAt = 0, startedAt = 0;
-    var view = null, controls = [];
+    var view = null, controls = [], shownTitle = null;
     // A panel whose runs can be split (the arena's field: panel.share) gets a second worker once the first has
     // fetched its files (they are then in the browser's cache). It joins when it has loaded and has run the
     // panel once at each drop-down option (building each problem); each move then runs half the runs in each
@@ -261,19 +284,28 @@
 
     worker.onmessage = async function (event) {
       var msg = event.data;
-      if (msg.type === "progress") {
-        bar.value = msg.step - 1;
-        status.textContent = "Loading (" + msg.step + "/" + msg.of + "): " + msg.text + " …";
+      if (msg.type === "bytes") {
+        fetched = msg.done;
+        loading();
+      } else if (msg.type === "progress") {
+        step = msg;
+        if (msg.step >= 3) fetched = config.download || fetched; // every file is in
+        loading();
         if (msg.step === 3 && canSplit && !helper) startHelper(); // the files are fetched: the helper reads the cache
       } else if (msg.type === "shared") {
         shared(msg, 0);
       } else if (msg.type === "result") {
         if (msg.id !== nextId) return; // a run that was given up and re-run
         try {
-          if (!view) {
-            var result = await window.vegaEmbed(chart, liveSpec(JSON.parse(specNode.textContent), msg.result.rows),
-                                                { actions: false, renderer: "svg" });
+          if (!view || (msg.result.title && msg.result.title !== shownTitle)) { // first draw, or a new setting in the title
+            if (view) view.finalize();
+            var drawn = liveSpec(JSON.parse(specNode.textContent), msg.result.rows, msg.result.title);
+            // a phone's column: laid out for it (legend below, narrower plot), not shrunk to unreadable text
+            var room = chart.clientWidth;
+            if (room > 0 && room < 600 && window.dpadmmForColumn) drawn = window.dpadmmForColumn(drawn, room);
+            var result = await window.vegaEmbed(chart, drawn, { actions: false, renderer: "svg" });
             view = result.view;
+            shownTitle = msg.result.title;
           } else {
             view.data("live", msg.result.rows);
             await view.runAsync();
@@ -289,8 +321,8 @@
         chart.__dpadmmView = view;
         Object.assign(costs, msg.result.costs || {});
         var took = split ? performance.now() - startedAt : msg.ms;
-        summary.textContent = msg.result.summary + " (computed in " + Math.round(took) + " ms in your browser" +
-          (split ? ", by two workers" : "") + ")";
+        summary.textContent = msg.result.summary + " · computed in " + Math.round(took) + " ms in your browser" +
+          (split ? " by two workers" : "");
         split = null;
         box.dataset.liveRuns = String(runs);
         if (movedAt) box.dataset.liveRedrawMs = String(Math.round(performance.now() - movedAt));
@@ -298,7 +330,13 @@
           ready = true;
           clearTimeout(timer);
           bar.hidden = true;
+          // the button goes: keyboard focus moves into the panel, to its first control (not to the page body)
+          var hadFocus = document.activeElement === button || document.activeElement === document.body;
           button.hidden = true;
+          intro.textContent = "The chart above filters runs computed when the book was built. This panel " +
+            "re-runs the algorithm itself (the book's library, in Python) in this browser, at the settings " +
+            "you choose; nothing leaves this site.";
+          if (hadFocus && controls.length) controls[0].input.focus();
           box.dataset.liveReadySeconds = ((performance.now() - t0) / 1000).toFixed(2);
           box.dataset.liveFirstRunMs = String(Math.round(msg.ms));
           box.setAttribute("data-live-ready", "");

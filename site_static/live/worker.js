@@ -6,7 +6,7 @@
 // Messages in:  {type: "load"}, {type: "run", id, panel, values},
 //               {type: "share", id, panel, values, share, shares, costs, assigned},
 //               {type: "merge", id, panel, values, rows}
-// Messages out: {type: "progress", step, of, text}, {type: "ready", seconds, phases},
+// Messages out: {type: "progress", step, of, text}, {type: "bytes", done}, {type: "ready", seconds, phases},
 //               {type: "result", id, result, ms}, {type: "shared", id, rows, ms}, {type: "error", id, message}
 // "share" runs one share of a panel's runs (dpadmm_lite.live.run_share: the arena's field is split between two
 // workers); "merge" assembles every share's rows into the panel's result (run_panel(..., shared=rows)).
@@ -17,6 +17,20 @@ var base = self.location.href.replace(/[^/]*$/, "") + "pyodide/";
 var call = null, share = null, merge = null;
 
 function progress(step, text) { self.postMessage({ type: "progress", step: step, of: 4, text: text }); }
+
+// The bytes of the files fetched so far (each file counts once it has arrived), for the page's progress bar and
+// its estimate of the time left: {type: "bytes", done}.
+var fetched = 0;
+if (typeof PerformanceObserver === "function") {
+  try {
+    new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (entry) {
+        fetched += entry.decodedBodySize || entry.encodedBodySize || entry.transferSize || 0;
+      });
+      self.postMessage({ type: "bytes", done: fetched });
+    }).observe({ type: "resource", buffered: true });
+  } catch (err) { /* no resource timing in this worker: the page shows the steps alone */ }
+}
 
 async function load() {
   var t0 = performance.now(), phases = {}, mark = t0;
