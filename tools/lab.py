@@ -320,6 +320,32 @@ def _app_settings(target: Path) -> Path:
     return settings
 
 
+#: Lab extensions the edition leaves out: JupyterLite's in-browser kernel, which the `lite` extra installs
+#: into the same environment for the site's Lite edition; in a JupyterLab with a server it fails to load
+#: ("Shared module @jupyterlite/server doesn't exist in shared scope default"). Disabling it in the page
+#: config does not stop JupyterLab from loading its code, so the edition's extension path omits it.
+LEFT_OUT_EXTENSIONS = ("@jupyterlite",)
+
+
+def _lab_extensions(target: Path) -> Path:
+    """A folder of links to every installed lab extension but :data:`LEFT_OUT_EXTENSIONS` (the first
+    installation of a name wins, as on JupyterLab's own search path)."""
+    from jupyter_core.paths import jupyter_path
+
+    folder = target / "labextensions"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for root in map(Path, jupyter_path("labextensions")):
+        for package in sorted(root.glob("*/package.json")) + sorted(root.glob("@*/*/package.json")):
+            name = package.parent.relative_to(root)
+            if name.parts[0] in LEFT_OUT_EXTENSIONS or (folder / name).exists():
+                continue
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).symlink_to(package.parent, target_is_directory=True)
+    return folder
+
+
 def lab_environment(target: Path = EDITION) -> dict[str, str]:
     """The environment JupyterLab runs in: the edition's configuration first on the config path
     (its page config, and its application settings directory with :data:`SETTINGS`)."""
@@ -327,8 +353,9 @@ def lab_environment(target: Path = EDITION) -> dict[str, str]:
     page = config / "labconfig" / "page_config.json"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(json.dumps({"disabledExtensions": {name: True for name in DISABLED_PLUGINS}}, indent=1) + "\n")
-    (config / "jupyter_lab_config.json").write_text(
-        json.dumps({"LabApp": {"app_settings_dir": str(_app_settings(target))}}, indent=1) + "\n")
+    (config / "jupyter_lab_config.json").write_text(json.dumps({"LabApp": {
+        "app_settings_dir": str(_app_settings(target)), "labextensions_path": [str(_lab_extensions(target))]}},
+        indent=1) + "\n")
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (str(config), env.get("JUPYTER_CONFIG_PATH", "")) if p)
     return env
