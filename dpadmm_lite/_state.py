@@ -28,7 +28,7 @@ import sys
 import types
 
 #: Names that are records of what a kernel did, never read by a computation: not settings.
-NOT_SETTINGS = {("dpadmm_lite._outputs", "GLUED")}  # the text of every value a chapter glued
+NOT_SETTINGS = {(module, "GLUED") for module in ("dpadmm_lite._outputs", "dpadmm_lite._book")}  # every value a chapter glued (_book re-exports it)
 
 _PACKAGE = "dpadmm_lite"
 #: module name → {qualified name → (value, fingerprint)} as the module's import left it.

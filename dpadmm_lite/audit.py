@@ -849,6 +849,7 @@ STANDARD_AUDITS = (
     ("dp_admm_star", "logistic-far-step", {"rho": 5e-5, "iterations": 3, "n_agents": 1, "c_w": 1e7}),
     ("pvp_star", "logistic-far-optimum", {"rho": FAR_OPTIMUM_RHO, "iterations": 1, "n_agents": 1}),
     ("dp_sadmm", "squared-one-record", {"rho": 1.0, "iterations": 1, "batch_size": 1, "clip": 0.1}),
+    ("ssadmm", "squared-one-record", {"rho": 1.0, "iterations": 1, "batch_size": 1, "clip": 0.1}),
     ("private_admm", "squared-one-record", dict(_CYFFERS_AUDIT)),
     ("private_admm_federated", "squared-one-record", {**_CYFFERS_AUDIT, "sampling_rate": 1.0}),
     ("private_admm_walk", "squared-walk", dict(_CYFFERS_AUDIT)),

@@ -72,6 +72,7 @@ ENTRIES = {
     "dp_admm": Entry({"rho": 1.0, "iterations": 10}, {**_ETA, "clip": (None, 0.5)}),
     "dp_acc_admm": Entry({"rho": 1.0, "iterations": 10}, {**_ETA, "clip": (None, 0.5)}),
     "dp_sadmm": Entry({"rho": 1.0, "iterations": 15, "batch_size": 20}, {**_ETA, "clip": (None, 0.5)}),
+    "ssadmm": Entry({"rho": 1.0, "iterations": 15, "batch_size": 20}, {**_ETA, "clip": (None, 0.5)}),
     "dp_vradmm": Entry({"rho": 1.0, "iterations": 2, "batch_size": 20},
                        {**_ETA, "clip": (None, 0.5), "private_snapshot": (True, False)}),
     "pvp_star": Entry(_STAR, {"max_inner": (50, 1)}),

@@ -169,7 +169,7 @@ def _run(problem, *, epsilon, delta, rho, iterations, seed, batch_size, eta, cli
         iterations = check.count("iterations", iterations)
     except ValueError:
         raise ValueError(f"iterations (the number of steps T) must be a whole number >= 1, got {iterations!r}") from None
-    record_every = check.count("record_every", record_every)
+    record_every = min(check.count("record_every", record_every), iterations)  # beyond T: the last iterate only
     b, q, eta, c, clip = _settings(problem, rho=rho, batch_size=batch_size, eta=eta, clip=clip, output=output,
                                    private=private and math.isfinite(epsilon))
     sigma, ledger = noise_scale(problem, epsilon=epsilon, delta=delta, iterations=iterations, batch_size=b,
