@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _code_cells(chapter: str) -> list[str]:
-    return ["".join(c["source"]) for c in json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text())["cells"]
-            if c["cell_type"] == "code"]
+    """The chapter's code cells; a hidden cell of the build's checks and glue (``remove-cell``, right after
+    the cell it checks) is read as part of that cell."""
+    cells: list[str] = []
+    for c in json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text())["cells"]:
+        if c["cell_type"] != "code":
+            continue
+        source = "".join(c["source"])
+        hidden = "remove-cell" in c.get("metadata", {}).get("tags", [])
+        if hidden and cells and re.match(r"\s*(glue\(|assert\b|for quoted_name)", source):
+            cells[-1] += "\n" + source
+        else:
+            cells.append(source)
+    return cells
 
 
 # ----------------------------------------------------------------------------- Cyffers et al. (2023)
