@@ -58,8 +58,9 @@ def test_opening_any_page_downloads_no_webassembly(site_dir, server, browser):
         visit.close()
 
 
-def _chart_rows(page) -> list:
-    return page.evaluate("() => document.querySelector('.dpadmm-live-chart').__dpadmmView.data('live')")
+def _chart_rows(page, root: str = "") -> list:
+    """The rows the live chart draws (of the panel ``root`` selects, on a page with several)."""
+    return page.evaluate(f"() => document.querySelector(\"{root} .dpadmm-live-chart\").__dpadmmView.data('live')")
 
 
 def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, browser):
@@ -87,7 +88,9 @@ def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, bro
         assert {r["topology"] for r in before} == {"ring"} and {r["rho"] for r in before} == {0.01}
         # the chapter's own numbers: the library in WebAssembly computes what it computes natively
         native = live.run_panel("admm", {"rho": 0.01, "topology_name": "ring", "n_agents": 10, "iterations": 100})
-        assert [r["value"] for r in before] == pytest.approx([r["value"] for r in native["rows"]], rel=1e-9)
+        # the same numbers as native CPython, to rounding: at the panel's start (ρ = 0.01, 100 iterations, the
+        # static chart's setting) the two builds' last bits grow to a relative 5e-7 in the smallest gaps
+        assert [r["value"] for r in before] == pytest.approx([r["value"] for r in native["rows"]], rel=1e-6)
         runs = int(panel.get_attribute("data-live-runs"))
         slider = page.locator("#dpadmm-live-rho")
         slider.evaluate("(el) => { el.value = String(Number(el.value) + 1); el.dispatchEvent(new Event('input')); }")
@@ -224,32 +227,34 @@ def test_every_panel_runs_the_library_live_in_the_browser(name, server, browser)
     page = visit.page
     try:
         page.goto(f"{server}/{panel['page']}.html", wait_until="load")
-        page.locator(f".dpadmm-live[data-live-panel='{name}'] button").click()
-        page.wait_for_selector(".dpadmm-live[data-live-ready]", timeout=READY_TIMEOUT_MS)
-        before = _chart_rows(page)
+        root = f".dpadmm-live[data-live-panel='{name}']"  # a page may hold several panels (privacy: two)
+        page.locator(f"{root} button").click()
+        page.wait_for_selector(f"{root}[data-live-ready]", timeout=READY_TIMEOUT_MS)
+        before = _chart_rows(page, root)
         assert before and _same_rows(before, live.run_panel(name, {})["rows"])
-        chart = page.locator(".dpadmm-live-chart")
+        chart = page.locator(f"{root} .dpadmm-live-chart")
         assert chart.get_attribute("aria-busy") == "false"
-        page.evaluate("""() => { window.__busySeen = []; new MutationObserver(() => window.__busySeen.push(
-            document.querySelector('.dpadmm-live-chart').getAttribute('aria-busy'))).observe(
-            document.querySelector('.dpadmm-live-chart'), { attributes: true, attributeFilter: ['aria-busy'] }); }""")
+        page.evaluate("""(root) => { const chart = document.querySelector(root + ' .dpadmm-live-chart');
+            window.__busySeen = []; new MutationObserver(() => window.__busySeen.push(chart.getAttribute('aria-busy')))
+            .observe(chart, { attributes: true, attributeFilter: ['aria-busy'] }); }""", root)
         first = panel["controls"][0]
-        field = page.locator(f"#dpadmm-live-{first['name']}")
+        field = page.locator(f"{root} #dpadmm-live-{first['name']}")
         if first["kind"] == "select":
             other = next(value for _, value in first["options"] if value != first["value"])
             field.select_option(other)
         else:
             field.evaluate("(el) => { el.value = Number(el.value) > Number(el.min) ? el.min : el.max; "
                            "el.dispatchEvent(new Event('input')); }")
-        page.wait_for_function("() => document.querySelector('.dpadmm-live').dataset.liveRuns === '2'",
+        page.wait_for_function("(root) => document.querySelector(root).dataset.liveRuns === '2'", arg=root,
                                timeout=90_000)
-        after = _chart_rows(page)
+        after = _chart_rows(page, root)
         assert after and not _same_rows(after, before)
-        assert page.locator(".dpadmm-live-chart svg").count() == 1
+        assert page.locator(f"{root} .dpadmm-live-chart svg").count() == 1
         # while the run was under way the chart said so, and it no longer does
         assert page.evaluate("() => window.__busySeen")[:1] == ["true"]
-        page.wait_for_function("() => document.querySelector('.dpadmm-live-chart').getAttribute('aria-busy') === 'false'")
-        assert "dpadmm-live-running" not in page.locator(".dpadmm-live").get_attribute("class")
+        page.wait_for_function("(root) => document.querySelector(root + ' .dpadmm-live-chart')"
+                               ".getAttribute('aria-busy') === 'false'", arg=root)
+        assert "dpadmm-live-running" not in page.locator(root).get_attribute("class")
         # every slider reaches both ends of its declared range (a log slider's grid runs through its
         # default value, and its outermost notches read as the ends)
         for c in panel["controls"]:
@@ -257,9 +262,9 @@ def test_every_panel_runs_the_library_live_in_the_browser(name, server, browser)
                 continue
             ends = []
             for end in ("max", "min"):
-                page.locator(f"#dpadmm-live-{c['name']}").evaluate(
+                page.locator(f"{root} #dpadmm-live-{c['name']}").evaluate(
                     f"(el) => {{ el.value = el.{end}; el.dispatchEvent(new Event('input')); }}")
-                ends.append(float(page.locator(f"#dpadmm-live-{c['name']} + output").inner_text()))
+                ends.append(float(page.locator(f"{root} #dpadmm-live-{c['name']} + output").inner_text()))
             assert ends == [pytest.approx(c["max"], rel=1e-12), pytest.approx(c["min"], rel=1e-12)], (c, ends)
         assert not visit.offhost and not visit.errors, (visit.offhost, visit.errors)
     finally:
