@@ -88,3 +88,17 @@ def browser():
         b = p.chromium.launch(executable_path=path, args=lab_session.CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty sweep cache of this test's own (``DPADMM_CACHE``), for the sweep and cache tests; it stands
+    in for pytest's own ``cache`` fixture, which no test of this suite uses. ``sweep``'s record of the
+    keys this "process" used starts empty, and its snapshot of the library's files is taken anew, so that
+    an edit of the shared working tree during the session is not mistaken for one during a test."""
+    from dpadmm_lite import sweep
+
+    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(sweep, "_USED", {})
+    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})
+    return tmp_path / "cache"

@@ -305,14 +305,6 @@ def test_write_atomic_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch
 
 
 # ---------------------------------------------------------------------- damaged sweep cache files
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(sweep, "_USED", {})
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})
-    return tmp_path / "cache"
-
-
 def _counted(log: Path, offset: float = 0.0):
     def task(epsilon, seed):
         with open(log, "a") as file:

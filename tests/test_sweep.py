@@ -44,15 +44,6 @@ def _private_run(epsilon, rho, seed):
              "spent": trace.privacy.epsilon, "pid": os.getpid()} for k in range(0, 15, 7)]
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(sweep, "_USED", {})  # what this "process" has used: fresh for every test
-    # the library's files as this "process" imported them: taken anew in every test, so that an edit
-    # of the shared working tree during the session is not mistaken for one during a test
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})
-    return tmp_path / "cache"
-
 
 def _files(cache):
     return sorted(cache.glob("*.parquet"))

@@ -23,14 +23,6 @@ import dpadmm_lite as dl
 from dpadmm_lite import sweep
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(sweep, "_USED", {})
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})
-    return tmp_path / "cache"
-
-
 def _note(log):
     with open(log, "a") as file:
         file.write("run\n")
