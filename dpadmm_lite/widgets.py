@@ -65,14 +65,25 @@ RANGES = {
 EPSILON_STEP = 0.05
 
 
-def epsilon_values(lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon"][1]) -> np.ndarray:
+def epsilon_values(lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon"][1],
+                   step: float = EPSILON_STEP) -> np.ndarray:
     """Every value the ε slider of :func:`live` over ``[lo, hi]`` can take (by default 61 values
-    from 0.01 to 10), e.g. to precompute a panel's results for all of them."""
+    from 0.01 to 10; ``step`` in decades, as :func:`live`'s ``epsilon_step``), e.g. to precompute
+    a panel's results for all of them."""
     lo, hi = math.log10(check.positive("lo", lo)), math.log10(check.positive("hi", hi))
+    step = _epsilon_step(step, "step")
     if hi < lo:
         raise ValueError(f"hi must be in [lo, ∞) = [{10.0 ** lo:g}, ∞) (the top of the ε range), got {10.0 ** hi:g}")
-    steps = round((hi - lo) / EPSILON_STEP)
-    return 10.0 ** (lo + EPSILON_STEP * np.arange(steps + 1))
+    steps = round((hi - lo) / step)
+    return 10.0 ** (lo + step * np.arange(steps + 1))
+
+
+def _epsilon_step(step: float, name: str = "epsilon_step") -> float:
+    """A step of the ε slider in decades: in [0.01, 1] (``name``: the caller's parameter)."""
+    step = check.positive(name, step)
+    if not 0.01 <= step <= 1.0:
+        raise ValueError(f"{name} must be in [0.01, 1] (decades of ε per slider step), got {step!r}")
+    return step
 
 
 _STYLE = {"description_width": "110px"}
@@ -135,9 +146,10 @@ def _as_widget(name: str, value) -> w.Widget:
 class _EpsilonControl(w.HBox):
     """ε log slider [0.01, 10] with an "∞ (no noise)" toggle; ``value`` is ``math.inf`` when on."""
 
-    def __init__(self, value: float, lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon"][1]):
+    def __init__(self, value: float, lo: float = RANGES["epsilon"][0], hi: float = RANGES["epsilon"][1],
+                 step: float = EPSILON_STEP):
         no_noise = math.isinf(value)
-        self.slider = _log_slider("ε", 1.0 if no_noise else value, lo, hi, EPSILON_STEP, ".3g")
+        self.slider = _log_slider("ε", 1.0 if no_noise else value, lo, hi, step, ".3g")
         self.toggle = w.ToggleButton(value=no_noise, description="∞ (no noise)", tooltip="run without noise",
                                      layout={"width": "110px"})
         self.slider.disabled = no_noise
@@ -427,6 +439,7 @@ def live(
     regularizer: str | None = None,
     advanced: Mapping[str, Any] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
+    epsilon_step: float = EPSILON_STEP,
     debounce: float = 0.0,
 ) -> LivePanel:
     """The standard control panel with a chart that re-runs ``compute`` when a control moves.
@@ -461,6 +474,10 @@ def live(
     ranges
         Slider name → ``(min, max)`` replacing its standard range in :data:`RANGES` for this
         panel, e.g. ``{"iterations": (1, 200)}`` where longer runs would redraw too slowly.
+    epsilon_step
+        The ε slider's step in decades (default :data:`EPSILON_STEP`, 0.05: 61 values from 0.01
+        to 10). A panel that precomputes its results for every value of its slider
+        (:func:`epsilon_values` with the same ``step``) may take a coarser one.
     debounce
         Quiet period in seconds before a re-run starts (a burst of changes runs once). While
         ``compute`` runs, further changes are coalesced into one more run with the newest
@@ -481,6 +498,7 @@ def live(
     if not callable(compute):
         raise ValueError(f"compute must be a callable taking a dict of values, got {compute!r}")
     debounce = check.nonnegative("debounce", debounce)
+    epsilon_step = _epsilon_step(epsilon_step)
 
     def given(value):
         return isinstance(value, w.Widget)
@@ -499,7 +517,7 @@ def live(
 
     controls: dict[str, w.Widget] = {}
     if epsilon is not None:
-        controls["epsilon"] = epsilon if given(epsilon) else _EpsilonControl(check.epsilon(epsilon), *limits["epsilon"])
+        controls["epsilon"] = epsilon if given(epsilon) else _EpsilonControl(check.epsilon(epsilon), *limits["epsilon"], epsilon_step)
     if delta is not None:
         controls["delta"] = delta if given(delta) else _log_slider("δ", check.open_unit("delta", delta), *limits["delta"], 0.25, ".0e")
     if rho is not None:

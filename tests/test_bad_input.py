@@ -354,7 +354,8 @@ def _helper_targets() -> list[Target]:
           test_fraction=open_unit(), seed=count(0)),
         # widgets
         T("widgets.epsilon_values", widgets.epsilon_values, dict(lo=0.01, hi=10.0), lo=positive(),
-          hi=st.one_of(positive(), st.floats(1e-6, 0.0099))),
+          hi=st.one_of(positive(), st.floats(1e-6, 0.0099)),
+          step=st.one_of(positive(), st.floats(1e-6, 0.0099), st.floats(1.01, 1e6))),
         # smoothing
         T("smoothing.laplacian_smooth", smoothing.laplacian_smooth, dict(v=np.ones((2, 4)), nu=1.0),
           v=st.sampled_from([3.0, np.zeros((2, 0)), "v", None, np.full((2, 4), "a")]), nu=nonnegative()),

@@ -7,6 +7,7 @@ import time
 import altair as alt
 import ipywidgets as w
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 from nbclient import NotebookClient
@@ -274,3 +275,17 @@ def test_a_control_that_changes_nothing_still_reports_a_redraw():
     panel.controls["topology"].value = "star"  # this compute ignores the topology
     panel.wait()
     assert panel.last_update == "same" and panel.chart.revision == revision + 1
+
+
+def test_a_panel_that_precomputes_its_field_can_take_a_coarser_epsilon_slider():
+    panel = widgets.live(Counter(), epsilon=1.0, epsilon_step=0.2)
+    slider = panel.controls["epsilon"].slider
+    positions = np.arange(slider.min, slider.max + slider.step / 2, slider.step)
+    values = widgets.epsilon_values(step=0.2)
+    assert len(values) == 16 and np.allclose(values, 10.0 ** positions, rtol=1e-12)  # exactly the slider's values
+    assert 1.0 in np.round(values, 12) and len(widgets.epsilon_values()) == 61  # the standard slider is unchanged
+    for bad in (0.0, 2.0, -0.1):
+        with pytest.raises(ValueError, match="epsilon_step"):
+            widgets.live(Counter(), epsilon=1.0, epsilon_step=bad)
+        with pytest.raises(ValueError, match="step must be in"):
+            widgets.epsilon_values(step=bad)
