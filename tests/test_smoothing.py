@@ -28,7 +28,7 @@ def dense_q(d: int, nu: float) -> np.ndarray:
     return np.eye(d) - nu * delta
 
 
-@pytest.mark.parametrize("d", [1, 2, 3, 4, 7, 8, 64, 65, 101])
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 7, 8, 64, 65, 101, 512, 513, 1000])  # the dense inverse to 512, FFT above
 @pytest.mark.parametrize("nu", [0.05, 1.0, 3.7])
 def test_fft_solve_equals_a_dense_solve_on_random_batches(d, nu):
     rng = np.random.default_rng(d * 100 + int(10 * nu))
