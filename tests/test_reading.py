@@ -176,6 +176,28 @@ def test_no_verdict_cell_is_drawn_over_its_neighbour_on_the_phone(reading):
     _check(reading, check, sizes=("phone",))
 
 
+#: Tables pandas printed itself (``class="dataframe"``) or styled without ``dl.viz.table`` (a Styler's ``id="T_…"``
+#: without its class), and cells of a book table that read as Python's booleans.
+_RAW_TABLES_JS = """() => {
+    const out = [];
+    const text = (t) => (t.innerText || '').replace(/\\s+/g, ' ').trim().slice(0, 60);
+    document.querySelectorAll('main table.dataframe, main table[id^="T_"]:not(.dpadmm-table)')
+        .forEach(t => out.push('a raw pandas table (show it with dl.viz.table): ' + text(t)));
+    document.querySelectorAll('main table.dpadmm-table').forEach(t => {
+        if (!t.querySelector('caption')) out.push('a table without a caption: ' + text(t));
+        const yesNo = [...t.querySelectorAll('td')].filter(td => /^(True|False)$/.test(td.innerText.trim()));
+        if (yesNo.length) out.push(`a table with ${yesNo.length} cell(s) reading True/False: ` + text(t));
+    });
+    return out;
+}"""
+
+
+def test_no_page_shows_a_raw_pandas_table(reading):
+    """Every table a chapter displays is ``dl.viz.table``'s: numbers formatted, a caption, no row numbers, and words
+    ("yes", "no", the outcome's name) where pandas would print True / False."""
+    _check(reading, lambda rel, page: page.evaluate(_RAW_TABLES_JS), sizes=("desktop",))
+
+
 @pytest.mark.parametrize("size, smallest", [("desktop", 11.0), ("phone", 10.0)])
 def test_chart_text_is_readable(reading, size, smallest):
     def check(rel, page):
@@ -463,6 +485,22 @@ def test_the_table_helper_formats_spaces_and_captions():
         dl.viz.table(frame, digits=0)
     with pytest.raises(TypeError, match="frame"):
         dl.viz.table(frame.to_dict())
+
+
+def test_a_pivots_column_name_heads_no_column_and_comparisons_read_as_words():
+    import dpadmm_lite as dl
+
+    wide = pd.DataFrame({"ε": [0.1, 1.0, 0.1, 1.0], "method": ["A", "A", "B", "B"], "error": [0.2, 0.1, 0.3, 0.2]})
+    html = dl.viz.table(wide.pivot(index="method", columns="ε", values="error").reset_index(), caption="c").to_html()
+    assert ">ε<" not in html and html.count("<th ") == 3, html  # method, 0.1, 1: no header cell for the name "ε"
+    assert ">0.1<" in html and ">1<" in html, html  # numbers heading columns read as numbers
+    comparisons, _ = dl.claims.evaluate({"a": [1.0, 2.0, 3.0], "b": [2.0, 3.0, 4.5]}, {"a below b": ("a", "<", "b")},
+                                        trivial={"a": 10.0, "b": 10.0}, better="lower")
+    html = dl.claims.comparison_table(comparisons, caption="A against B").to_html()
+    assert "<caption>A against B</caption>" in html and ">a below b<" in html and ">holds<" in html
+    assert ">no<" in html and "True" not in html and "False" not in html
+    with pytest.raises(ValueError, match="comparisons"):
+        dl.claims.comparison_table({}, caption="nothing")
 
 
 def test_the_chart_theme_writes_text_of_at_least_12_px():
