@@ -62,7 +62,7 @@ import numpy as np
 
 __all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", "NO_INTERVAL", "NOT_TESTED",
            "NOT_TESTABLE", "EXPECTED", "BOOK_QUESTIONS", "Comparison", "compare", "ratio", "paired_interval",
-           "evaluate", "verdict_rule", "Precondition", "learns", "given", "check_preconditions", "record",
+           "evaluate", "comparison_table", "verdict_rule", "Precondition", "learns", "given", "check_preconditions", "record",
            "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence", "describe", "check_quote",
            "quote_problems",
            "table", "evidence_chart", "SPLIT_RULE"]
@@ -431,6 +431,22 @@ def evaluate(samples: Mapping, tests: Mapping, *, trivial: Mapping | None = None
             "at_trivial": sides,
         }
     return out, verdict_rule(out)
+
+
+def comparison_table(comparisons: Mapping[str, Mapping], *, caption: str, digits: int = 4):
+    """The comparisons of :func:`evaluate` as a chapter shows them (:func:`dpadmm_lite.viz.table`): one row per
+    comparison with its estimate, the interval's ends, its outcome and whether both sides are at the trivial model
+    ("yes" / "no", not True / False), under ``caption``."""
+    import pandas as pd
+
+    from .viz import table
+
+    if not isinstance(comparisons, Mapping) or not comparisons:
+        raise ValueError("comparisons must be the non-empty first result of evaluate()")
+    frame = pd.DataFrame([{"comparison": name, "estimate": float(c["estimate"]), "low": float(c["low"]),
+                           "high": float(c["high"]), "outcome": c["outcome"],
+                           "at the trivial model": "yes" if c["trivial"] else "no"} for name, c in comparisons.items()])
+    return table(frame, caption=caption, digits=digits)
 
 
 def verdict_rule(comparisons: Mapping[str, Mapping]) -> str:

@@ -153,8 +153,23 @@ class _EpsilonControl(w.HBox):
         self.toggle = w.ToggleButton(value=no_noise, description="∞ (no noise)", tooltip="run without noise",
                                      layout={"width": "110px"})
         self.slider.disabled = no_noise
-        self.toggle.observe(lambda change: setattr(self.slider, "disabled", change["new"]), names="value")
+        self.toggle.observe(lambda change: setattr(self.slider, "disabled", change["new"] or self.toggle.disabled),
+                            names="value")
         super().__init__([self.slider, self.toggle])
+
+    @property
+    def disabled(self) -> bool:
+        """Both parts off (the control has no effect at the other controls' values)."""
+        return self.toggle.disabled
+
+    @disabled.setter
+    def disabled(self, off: bool) -> None:
+        self.toggle.disabled = bool(off)
+        self.slider.disabled = bool(off) or self.toggle.value
+
+    @property
+    def description(self) -> str:
+        return self.slider.description
 
     @property
     def value(self) -> float:
@@ -238,8 +253,12 @@ class LivePanel(w.VBox):
     CACHE_SIZE = 32
 
     def __init__(self, compute: Callable[[dict], Any], controls: dict[str, w.Widget],
-                 advanced: dict[str, w.Widget], debounce: float):
+                 advanced: dict[str, w.Widget], debounce: float,
+                 idle: Mapping[str, Callable[[dict], str | None]] | None = None):
         self.compute = compute
+        self.idle = dict(idle or {})
+        #: One line above the chart: the controls that have no effect at the current values, and why.
+        self.idle_note = w.HTML(value="")
         self.controls = {**controls, **advanced}
         self.debounce = float(debounce)
         self.chart = None
@@ -264,7 +283,7 @@ class LivePanel(w.VBox):
             box = w.Accordion(children=[w.VBox(list(advanced.values()))], selected_index=None)
             box.set_title(0, "advanced")
             children.append(box)
-        children += [self.area, self.status, _SliderValueText()]
+        children += [self.idle_note, self.area, self.status, _SliderValueText()]
         super().__init__(children)
         self.add_class("dpadmm-live")
         for widget in self.controls.values():
@@ -272,6 +291,23 @@ class LivePanel(w.VBox):
                 widget.observe_value(self._changed)
             else:
                 widget.observe(self._changed, names="value")
+        self._settle()
+
+    def idle_controls(self) -> dict[str, str]:
+        """The controls that have no effect at the current values: name → why."""
+        values = self.values()
+        found = {name: rule(values) for name, rule in self.idle.items()}
+        return {name: why for name, why in found.items() if why}
+
+    def _settle(self) -> None:
+        """Disable the controls that have no effect at the current values (enable the others) and say why."""
+        off = self.idle_controls()
+        for name in self.idle:
+            self.controls[name].disabled = name in off
+        self.idle_note.value = "" if not off else (
+            "<span style='font-size:12px;color:#595959'>" + "; ".join(
+                f"{html.escape(_label(self.controls[name], name))} has no effect: {html.escape(why)}"
+                for name, why in off.items()) + "</span>")
 
     # ------------------------------------------------------------------ values and runs
     def values(self) -> dict[str, Any]:
@@ -291,6 +327,7 @@ class LivePanel(w.VBox):
         One worker thread runs ``compute``; changes that arrive while it runs are coalesced
         into one more run with the newest values (a drag never queues a run per value).
         """
+        self._settle()
         if _NO_THREADS:  # Pyodide (the JupyterLite edition): no threads; the kernel runs it now
             self.refresh()
             return
@@ -406,6 +443,11 @@ class LivePanel(w.VBox):
                                  "⏳ computing … (the chart shows the previous settings)</span>")
 
 
+def _label(widget, name: str) -> str:
+    """What the reader sees as a control's name: its description, else its name."""
+    return str(getattr(widget, "description", "") or name)
+
+
 def _as_spec(chart):
     """An Altair chart as its Vega-Lite dict (computed in the worker); anything else as is."""
     import altair as alt
@@ -440,6 +482,7 @@ def live(
     advanced: Mapping[str, Any] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
     epsilon_step: float = EPSILON_STEP,
+    idle: Mapping[str, Callable[[dict], str | None]] | None = None,
     debounce: float = 0.0,
 ) -> LivePanel:
     """The standard control panel with a chart that re-runs ``compute`` when a control moves.
@@ -478,6 +521,11 @@ def live(
         The ε slider's step in decades (default :data:`EPSILON_STEP`, 0.05: 61 values from 0.01
         to 10). A panel that precomputes its results for every value of its slider
         (:func:`epsilon_values` with the same ``step``) may take a coarser one.
+    idle
+        Control name → ``rule(values)``: why the control has no effect at these values (e.g. "the
+        non-private run adds no noise"), or ``None`` when it has one. While a rule gives a reason its
+        control is disabled and a line above the chart says why (no control without an effect). With
+        an ε control and a δ slider, δ has no effect at ε = ∞ (no noise) unless ``idle`` says otherwise.
     debounce
         Quiet period in seconds before a re-run starts (a burst of changes runs once). While
         ``compute`` runs, further changes are coalesced into one more run with the newest
@@ -557,7 +605,16 @@ def live(
     clash = set(extra) & set(controls)
     if clash:
         raise ValueError(f"advanced must not repeat a standard control, got {sorted(clash)}")
-    panel = LivePanel(compute, controls, extra, debounce)
+    rules = dict(idle or {})
+    for name, rule in rules.items():
+        if name not in controls and name not in extra:
+            raise ValueError(f"idle names a control the panel does not have: {name!r} "
+                             f"(controls: {sorted([*controls, *extra])})")
+        if not callable(rule):
+            raise ValueError(f"idle[{name!r}] must be a callable taking the dict of values, got {rule!r}")
+    if isinstance(controls.get("epsilon"), _EpsilonControl) and "delta" in controls:
+        rules.setdefault("delta", lambda v: "ε = ∞ adds no noise" if math.isinf(v["epsilon"]) else None)
+    panel = LivePanel(compute, controls, extra, debounce, idle=rules)
     panel.refresh()  # the first render, with the defaults (the only one when headless)
     if panel.last_exception is not None:  # a panel broken at its defaults must fail the notebook run
         raise panel.last_exception

@@ -38,7 +38,9 @@ _CHAPTERS = tuple(importlib.import_module(f"{__name__}.{module.name}")
 
 #: Every live panel: the chapter (page name under book/), the title of the static chart whose
 #: spec the page reuses, the library function, and its controls (name, kind, default, range or
-#: options, and how the page shows it: a log slider moves by ``step`` in log₁₀ units).
+#: options, and how the page shows it: a log slider moves by ``step`` in log₁₀ units). A control with ``idle``
+#: (``{"when": {other control: [its values]}, "why": reason}``) has no effect while every named control holds one of
+#: the values listed: the page disables it there and says why (no control without an effect).
 PANELS: dict[str, dict[str, Any]] = {name: panel for chapter in _CHAPTERS for name, panel in chapter.PANELS.items()}
 _FUNCTIONS = {name: getattr(chapter, panel["function"])
               for chapter in _CHAPTERS for name, panel in chapter.PANELS.items()}

@@ -204,7 +204,9 @@ PANELS = {
         "chart": "Adult, 20 nodes, ρ = 0.1, δ = 1e-05",
         "function": "zhang2017_network",
         "controls": [
-            epsilon_control(DEFAULTS["epsilon"]),
+            # ε sets the private algorithms' noise; the non-private one adds none, so there it has no effect
+            {**epsilon_control(DEFAULTS["epsilon"]),
+             "idle": {"when": {"algorithm": ["non-private"]}, "why": "the non-private run adds no noise"}},
             {"name": "algorithm", "label": "algorithm", "kind": "select", "value": DEFAULTS["algorithm"],
              "options": [[a, a] for a in _NAMES]},
             topology_control(DEFAULTS["topology_name"]), agents_control(DEFAULTS["n_agents"], 40),

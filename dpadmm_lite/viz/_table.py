@@ -56,6 +56,8 @@ def table(frame: pd.DataFrame, *, caption: str | None = None, formats: Mapping[s
     if unknown:
         raise ValueError(f"formats names columns the frame does not have: {sorted(map(str, unknown))} "
                          f"(columns: {[str(c) for c in frame.columns]})")
+    if frame.columns.name is not None:  # a pivot's column name would head a column of its own
+        frame = frame.rename_axis(columns=None)
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and c not in formats]
     styler = frame.style.format({**{c: _significant(digits) for c in numeric}, **formats}, na_rep=na_rep)
     # numbers right-aligned in tabular figures (site_static/dpadmm.css): their columns are marked
@@ -63,6 +65,8 @@ def table(frame: pd.DataFrame, *, caption: str | None = None, formats: Mapping[s
     classes = pd.DataFrame("", index=frame.index, columns=frame.columns)
     classes[marked] = NUMBER_CLASS
     styler = styler.set_td_classes(classes)
+    # a number heading a column (a pivot's ε) reads as itself, not as pandas' 0.100000
+    styler = styler.format_index(lambda v: f"{v:g}" if isinstance(v, float) else str(v), axis="columns")
     if not index:
         styler = styler.hide(axis="index")
     if caption:

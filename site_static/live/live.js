@@ -120,7 +120,17 @@
     row.appendChild(label);
     row.appendChild(input);
     row.appendChild(readout);
-    return { row: row, value: value, input: input };
+    // a control that has no effect at the other controls' values (c.idle: {when: {control: [values]}, why}) is
+    // disabled there, and its readout says why (Zhang & Zhu's ε when the non-private algorithm runs)
+    var idle = function (values) {
+      if (!c.idle) return;
+      var off = Object.keys(c.idle.when).every(function (k) { return c.idle.when[k].indexOf(values[k]) >= 0; });
+      input.disabled = off;
+      row.classList.toggle("dpadmm-live-idle", off);
+      if (off) readout.textContent = "no effect: " + c.idle.why;
+      else show();
+    };
+    return { row: row, value: value, input: input, idle: idle };
   }
 
   function build(name, panel) {
@@ -278,7 +288,8 @@
         worker.postMessage({ type: "run", id: id, panel: name, values: values() });
       }
     };
-    var moved = function () { movedAt = performance.now(); request(); };
+    var moved = function () { movedAt = performance.now(); settle(); request(); };
+    var settle = function () { var now = values(); controls.forEach(function (c) { c.idle(now); }); };
     var summary = el("p", { class: "dpadmm-live-summary" });
     var chart = el("div", { class: "dpadmm-vega dpadmm-live-chart", "data-name": panel.chart + " (live)" });
 
@@ -354,6 +365,7 @@
         box.appendChild(form);
         box.appendChild(chart);
         box.appendChild(summary);
+        settle();
         request(); // the first run, at the controls' starting values
       } else if (msg.type === "error") {
         split = null;
