@@ -104,16 +104,18 @@ def test_the_cyffers_lab_panel_offers_no_control_without_effect():
 
 def test_a_cyffers_run_states_the_epsilon_asked_for_and_keeps_the_charts_fields():
     result = live_cyffers.cyffers2023_modes(epsilon=0.5, rounds=10)
-    assert result["summary"].startswith("asked: ε = 0.5, δ = 1e-06 end to end for each run")
+    assert result["summary"].startswith("ADMM (federated) and DP-SGD, 10 rounds: test objective ")
     assert all(0.97 * 0.5 <= e <= 0.5 * (1 + 1e-6) for e in result["epsilon_spent"].values())
-    for run, spent in result["epsilon_spent"].items():  # what each run spent, by the accountant
-        assert f"{'ADMM (federated)' if run == 'ADMM' else run} (ε={spent:.4g}, δ=1.0e-06)" in result["summary"]
+    spent = result["epsilon_spent"]  # what each run spent, by the accountant, as the line reads it
+    assert (f"ε={spent['ADMM']:.3g} and {spent['DP-SGD']:.3g}, δ=1e-06 end to end" in result["summary"]
+            or f"ε={spent['ADMM']:.3g} each, δ=1e-06 end to end" in result["summary"]), result["summary"]
+    assert "Thm 3 reads ε=" in result["summary"] and len(result["summary"]) <= 160
     rows = result["rows"]
     assert {tuple(sorted(r)) for r in rows} == {("clip", "epsilon", "mode", "round", "run", "test_objective")}
     assert [r["round"] for r in rows if r["run"] == "ADMM"] == [1, 5, 9, 10]  # every 4th round and the last
     assert {r["run"] for r in rows} == {"ADMM", "DP-SGD"} and {r["epsilon"] for r in rows} == {0.5}
     walk = live_cyffers.cyffers2023_modes(epsilon=2.0, mode="walk, ring", rounds=3, every=1, sampling_rate=0.01)
-    assert walk["summary"].startswith("asked: ε = 2, δ = 1e-06") and "ADMM (walk, ring) (ε=" in walk["summary"]
+    assert walk["summary"].startswith("ADMM (walk, ring) and DP-SGD, 3 rounds") and "δ=1e-06 end to end" in walk["summary"]
     assert [r["round"] for r in walk["rows"] if r["run"] == "ADMM"] == [1, 2, 3]
     assert {r["mode"] for r in walk["rows"]} == {"walk, ring"}
 

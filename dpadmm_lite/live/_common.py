@@ -80,14 +80,22 @@ def iterations_control(value: int, hi: int, lo: int = 5) -> dict[str, Any]:
     return {"name": "iterations", "label": "T", "kind": "int", "value": value, "min": lo, "max": hi}
 
 
-def run_line(trace, name: str | None = None, count: int | None = None, unit: str = "iterations",
-             metric: str | None = None) -> str:
+def paper_theorem(guarantee) -> str:
+    """The theorem a paper's guarantee comes from, as a chapter names it ("Thm 2" of "Huang et al. 2019, Thm 2
+    (ε̄ = c₀√t ε)"): the chapter is the paper's, so its name need not be repeated."""
+    source = guarantee.source.split(" (")[0]
+    return source.split(", ")[-1] if ", " in source else source
+
+
+def run_line(trace, name: str | None = None, count: int | float | None = None, unit: str = "iterations",
+             metric: str | None = None, paper: bool = False) -> str:
     """A live panel's summary line, short and true: what ran, how long (``count`` ``unit``: iterations, or
     passes over the data where the chart's axis counts those), where it ended, and the privacy it spent end
     to end. No run time: the panel says how long the redraw took, and a cached run took no time at all.
 
     ``metric``: "accuracy" (test accuracy, when the trace has one), "gap" (final objective gap) or None
-    (accuracy if there is one, else the gap)."""
+    (accuracy if there is one, else the gap). ``paper``: add what the paper's own analysis reads for this
+    noise (``trace.privacy_paper``), when it differs from the accountant's ε."""
     from ..labels import readable
 
     name = name or readable(trace.algorithm)
@@ -104,4 +112,7 @@ def run_line(trace, name: str | None = None, count: int | None = None, unit: str
         spent = f"ε={eps}, δ={privacy.delta:.0e} end to end"
         if not privacy.covered:
             spent += f" — not covered: {privacy.reason}"
-    return f"{name}, {count} {unit}: {end}; {spent}"
+    claimed = getattr(trace, "privacy_paper", None) if paper else None
+    if claimed is not None and math.isfinite(claimed.epsilon) and f"{claimed.epsilon:.3g}" != eps:
+        spent += f" (the paper's {paper_theorem(claimed)} reads ε={claimed.epsilon:.3g})"
+    return f"{name}, {count:g} {unit}: {end}; {spent}"

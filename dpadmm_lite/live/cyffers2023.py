@@ -4,13 +4,14 @@ the paper's Lasso (book/cyffers2023.ipynb, "Live: the three modes against DP-SGD
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
 
 from .. import datasets, problems
 from ..registry import run
-from ._common import budget, epsilon_control, integer, iterations_control, one_of, real
+from ._common import budget, epsilon_control, integer, iterations_control, one_of, paper_theorem, real
 
 #: App. E of Cyffers et al. (2023): n = 1000 users with one record each, p = 64, δ = 1e-6, 10 % of the
 #: users per round; the data are 3n rows of one Lasso model (training, validation, test; seed 2023).
@@ -130,8 +131,14 @@ def cyffers2023_modes(epsilon: float = 1.0, mode: str = "federated", clip: float
              "clip": clip}
             for label, curve in (("ADMM", admm), ("DP-SGD", np.asarray(sgd.metrics["test_objective"])))
             for r, v in zip(k[keep], curve[keep])]
-    summary = (f"asked: ε = {epsilon:g}, δ = {delta:g} end to end for each run · spent: ADMM ({mode}) {trace.privacy} "
-               f"· as the paper states it {trace.privacy_paper} · DP-SGD {sgd.privacy}")
+    claimed = trace.privacy_paper.epsilon
+    spent = sorted({f"{trace.privacy.epsilon:.3g}", f"{sgd.privacy.epsilon:.3g}"})
+    summary = (f"ADMM ({mode}) and DP-SGD, {rounds} rounds: test objective {admm[-1]:.3g} and "
+               f"{float(sgd.metrics['test_objective'][-1]):.3g}; "
+               + (f"ε={spent[0]} each" if len(spent) == 1 else f"ε={trace.privacy.epsilon:.3g} and {sgd.privacy.epsilon:.3g}")
+               + f", δ={delta:.0e} end to end"
+               + (f" (the paper's {paper_theorem(trace.privacy_paper)} reads ε={claimed:.3g} for ADMM)"
+                  if math.isfinite(claimed) else ""))
     return {"rows": rows, "summary": summary,
             "epsilon_spent": {"ADMM": float(trace.privacy.epsilon), "DP-SGD": float(sgd.privacy.epsilon)}}
 

@@ -8,7 +8,7 @@ from typing import Any
 from .. import datasets, problems
 from ..registry import run
 from ._common import (agents_control, budget, delta_control, epsilon_control, first_then_every_fifth, integer,
-                      iterations_control, one_of, real)
+                      iterations_control, one_of, real, run_line)
 
 #: λ/n of Huang et al. (2019), Sec. VI-C, and their ρ (book/huang2019.ipynb).
 HUANG2019_LAM, HUANG2019_RHO = 1e-6, 0.1
@@ -82,7 +82,7 @@ def huang2019_star(epsilon: float = 1.0, delta: float = 1e-3, regularizer: str =
              "hi": float(error[k - 1]), "augmented objective": float(objective[k - 1]),
              "empirical loss": float(loss[k - 1]), "method": method, "regularizer": regularizer,
              "epsilon": epsilon, "delta": delta, "ε spent": spent} for k in first_then_every_fifth(iterations)]
-    return {"rows": rows, "summary": trace.summary()}
+    return {"rows": rows, "summary": run_line(trace, name=method, metric="accuracy", paper=True)}
 
 
 PANELS = {

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import problems
 from ..registry import run
-from ._common import budget, delta_control, epsilon_control, integer, iterations_control, one_of, real
+from ._common import budget, delta_control, epsilon_control, integer, iterations_control, one_of, real, run_line
 from ._feature_graph import fused_lasso_problem
 
 #: λ of Xu et al.'s Table I, their δ and μ (Sec. V-B), and the live panel's training rows (book/xu2020.ipynb).
@@ -92,7 +92,7 @@ def xu2020_curves(epsilon: float = 0.1, rho: float = 0.1, delta: float = XU2020_
                 for label, trace in runs.items() for k in keep]
     private = runs["DP-ADMM"]
     sigma = float(private.noise["sigma"])
-    summary = f"{private.summary()}; calibration {calibration}, σ = {sigma:.3g} (both private runs)"
+    summary = f"{run_line(private, name='DP-ADMM', metric='gap', paper=True)}; σ = {sigma:.3g} (both private runs)"
     return {"rows": rows, "test_accuracy": accuracy, "summary": summary, "sigma": sigma,
             "epsilon_spent": float(private.privacy.epsilon)}
 
