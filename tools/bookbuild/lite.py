@@ -44,8 +44,9 @@ LITE = "lite"
 #: JupyterLite's applications shipped: the one-notebook view the launch buttons open, the file
 #: browser, and JupyterLab.
 APPS = ("notebooks", "tree", "lab")
-#: What the kernel loads while Pyodide starts, all at once (else it installs them one by one).
-PRELOAD = ["ssl", "sqlite3", "comm", "jedi", "ipython"]
+#: What the kernel loads while Pyodide starts, all at once and checked by the Lite lock: every package
+#: it needs (it installs those not listed one after another, with micropip and piplite).
+PRELOAD = ["micropip", "piplite", "ssl", "sqlite3", "ipykernel", "comm", "pyodide_kernel", "jedi", "ipython"]
 #: The marker in a chapter page's launch button that this build replaces with the download size.
 SIZE_MARK = re.compile(r'(<span class="dpadmm-lite-size">)[^<]*(</span>)')
 EDITIONS = ("book", "student")
