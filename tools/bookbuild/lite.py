@@ -64,6 +64,15 @@ SIZE_MARK = re.compile(r'(<span class="dpadmm-lite-size">)[^<]*(</span>)')
 EDITIONS = ("book", "student")
 
 
+#: Pyodide loads the packages a cell imports, and no others: a package the library imports inside a
+#: function is not loaded for it. A chapter whose code calls such a function gets the import in its
+#: first code cell: (what its code calls, the line added).
+LAZY_IMPORTS = [
+    (re.compile(r"\b(feature_graph|graph_guided_\w+)\("),
+     "import sklearn.covariance  # the Lite edition: scikit-learn for problems.feature_graph's graphical lasso"),
+]
+
+
 class LiteBuildError(RuntimeError):
     """The JupyterLite edition could not be built as it must be (offline, from the site's Pyodide)."""
 
@@ -117,6 +126,12 @@ def lite_notebook(nb: dict, doc: str, edition: str, book: Book | None = None) ->
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             cell["source"] = re.sub(r"^FAST\s*=\s*False\b", "FAST = True", source, flags=re.M)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    text = "\n".join("".join(c["source"]) for c in code)
+    for uses, line in LAZY_IMPORTS:
+        if code and uses.search(text):
+            first = "".join(code[0]["source"]).rstrip("\n")
+            code[0]["source"] = (first + "\n" + line + "\n").splitlines(keepends=True)
     nb["metadata"]["kernelspec"] = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
     return nb
 
@@ -216,6 +231,12 @@ def build(html: Path, edition: str = "book", *, work: Path | None = None) -> dic
 
     shutil.copytree(Path(jupyter_server.__file__).parent / "static" / "favicons", out / "static" / "favicons",
                     dirs_exist_ok=True)
+    # and named in each application's page: without one the browser asks for /favicon.ico at the
+    # server's root (a 404 and a console error on every reload), before JupyterLab sets its own
+    for app in APPS:
+        page = out / app / "index.html"
+        page.write_text(page.read_text().replace(
+            '<link rel="manifest"', '<link rel="icon" href="../static/favicons/favicon.ico" />\n    <link rel="manifest"', 1))
     settings = check(out)
     # the bytes a launch downloads, at most: the Pyodide core and every package of the Lite lock,
     # and JupyterLite's own files (its JavaScript, extensions, the chapter)
