@@ -128,6 +128,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+if sys.platform == "emscripten":  # the JupyterLite edition: its kernel is no ZMQ shell, so tqdm.auto would
+    from tqdm.notebook import tqdm  # draw a text bar on stderr; and its monitor thread cannot start there
+
+    tqdm.monitor_interval = 0
+
 from . import _memory, _state
 from . import _validate as check
 
@@ -216,7 +221,7 @@ def grid(
     settings = [dict(zip(grid, combo), seed=s) for combo in itertools.product(*grid.values()) for s in seeds]
 
     key = None
-    if cache:
+    if cache and _parquet_available():
         try:
             key = cache_key(task, grid, seeds=seeds, name=name, env=env)
         except _Unhashable as exc:
@@ -391,6 +396,19 @@ def _rows(result, setting: dict) -> pd.DataFrame:
 #: pruning never deletes them (a notebook may run one sweep name with two grids).
 _USED: dict[str, set[str]] = {}
 _HEX = "0123456789abcdef"
+
+
+def _parquet_available() -> bool:
+    """Whether the cache can be read and written here. In the browser (Pyodide: the book's
+    JupyterLite edition) the cache is off, without a warning: Pyodide's file system is in memory and
+    gone with the page, and its pyarrow (a 10.9 MB download) is not loaded for it: every sweep is computed."""
+    if sys.platform != "emscripten":
+        return True  # pyarrow is a dependency of the library: a missing one is reported on write
+    try:
+        import pyarrow.parquet  # noqa: F401  (a Pyodide that has it loaded)
+    except ImportError:
+        return False
+    return True
 
 
 def _file_pattern(slug: str) -> re.Pattern:

@@ -105,6 +105,26 @@ def test_the_lite_notebooks_are_the_chapters_without_outputs_in_fast_mode(lite_d
         params = [c for c in code if "parameters" in c["metadata"].get("tags", [])]
         assert len(params) == 1 and re.search(r"^FAST = True", "".join(params[0]["source"]), re.M), path.name
         assert nb["metadata"]["kernelspec"]["name"] == "python"
+        # scikit-learn, which problems.feature_graph imports inside the function: Pyodide loads what a cell
+        # imports, so the chapters that build a feature graph import it in their first cell
+        builds_graph = bool(re.search(r"\b(feature_graph|graph_guided_\w+)\(", "".join("".join(c["source"]) for c in code)))
+        assert ("import sklearn.covariance" in "".join(code[0]["source"])) == builds_graph, path.name
+
+
+def test_the_lite_markdown_holds_no_role_jupyterlab_myst_cannot_resolve(lite_dir):
+    """jupyterlab-myst has no bibliography, no glue, and resolves a reference only to a target of the
+    same notebook it has already rendered ("Cross reference target was not found" in the console
+    otherwise): the Lite notebooks carry citations as text, references as links or names, glued
+    numbers by their names (the cells that compute them show ``name = value``)."""
+    for path in sorted((lite_dir / "files").glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        left = re.findall(r"\{(?:cite|glue|ref|prf:ref|numref|doc)[a-z:]*\}`[^`]*`", text)
+        assert not left, f"{path.name} keeps roles jupyterlab-myst cannot resolve: {left[:5]}"
+    admm = "".join("".join(c["source"]) for c in json.loads((lite_dir / "files/admm.ipynb").read_text())["cells"])
+    assert "[Xu et al., 2020]" in admm and "`lin_reach_01`" in admm
+    xu = "".join("".join(c["source"]) for c in json.loads((lite_dir / "files/xu2020.ipynb").read_text())["cells"])
+    assert "](admm.ipynb)" in xu and "](privacy.ipynb)" in xu  # another chapter's algorithm, theorem
 
 
 def test_the_student_lite_edition_has_no_solution(tmp_path):
@@ -157,6 +177,34 @@ def test_glue_in_the_browser_shows_the_value_with_its_name(monkeypatch):
     assert json.loads(json.dumps(lite_packages.MYST_NB_SHIM.decode())) and "from dpadmm_lite._book import glue" in lite_packages.MYST_NB_SHIM.decode()
 
 
+def _square(x, seed):
+    return {"y": x * x + seed}
+
+
+def test_in_the_browser_without_pyarrow_a_sweep_runs_uncached_and_quietly(cache, monkeypatch):
+    """Pyodide's file system is gone with the page and the Lite edition does not load pyarrow (a
+    10.9 MB download) for a cache: there a sweep computes, writes nothing and warns nothing; with
+    pyarrow (natively) it caches as always."""
+    import sys
+    import warnings
+
+    from dpadmm_lite import sweep
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        native = sweep.grid(_square, {"x": [1, 2]}, seeds=(0, 1), name="lite-square", progress=False)
+    assert len(list(cache.glob("lite-square-*.parquet"))) == 1
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # import fails, as in the Lite kernel
+    for path in cache.glob("*.parquet"):
+        path.unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        browser = sweep.grid(_square, {"x": [1, 2]}, seeds=(0, 1), name="lite-square", progress=False)
+    assert browser.equals(native) and list(browser["y"]) == [1, 2, 4, 5]
+    assert not list(cache.glob("*.parquet")), "the browser wrote a cache it cannot read back"
+
+
 # ------------------------------------------------------------------ in the browser, offline
 def test_a_chapter_launched_from_its_page_runs_offline(site_dir, lite_dir, server, browser):
     visit = lite_session.LiteChapter(browser)
@@ -203,7 +251,38 @@ def test_a_chapter_launched_from_its_page_runs_offline(site_dir, lite_dir, serve
         assert "correct" in right["text"]
         # the student's work stays in the browser: saved, the page opened again, the answer is there
         assert visit.save_and_reopen()[exercise]["source"] == RIGHT_Y_UPDATE
-        assert visit.offhost == [], f"requests left the site: {visit.offhost[:5]}"
+        # and Run All on the page opened again (a fresh kernel) runs the whole chapter
+        visit.wait_kernel(240)
+        _assert_runs_clean(visit, CHAPTER)
         assert seconds < 240
+    finally:
+        visit.close()
+
+
+#: The chapters whose Run All the suite runs in the browser besides admm (above): the reproducibility
+#: table (docutils, the claim records). Every chapter: ``benchmarks/lite_run_all.py`` (each takes
+#: minutes of WebAssembly; the suite cannot afford them all).
+RUN_ALL = ("reproducibility",)
+
+
+def _assert_runs_clean(visit: lite_session.LiteChapter, chapter: str) -> None:
+    """Run All on the open chapter: no cell fails or writes to stderr (warnings, text progress bars),
+    the console holds nothing but :data:`lite_session.CONSOLE_ALLOWED`, no request leaves the site."""
+    ran = visit.run_all(timeout=600)
+    assert len(ran) == sum(c["type"] == "code" for c in visit.cells())
+    failed = [(r["index"], r["error"][-1500:]) for r in ran if r["error"]]
+    assert not failed, f"{chapter}: cells failed in the browser: {failed}"
+    noisy = [(r["index"], r["stderr"][-500:]) for r in ran if r["stderr"].strip()]
+    assert not noisy, f"{chapter}: cells wrote to stderr: {noisy}"
+    assert lite_session.unexpected_console(visit.console) == [], f"{chapter}: the console is not clean"
+    assert visit.offhost == [], f"requests left the site: {visit.offhost[:5]}"
+
+
+@pytest.mark.parametrize("chapter", RUN_ALL)
+def test_run_all_completes_offline_with_a_clean_console(lite_dir, server, browser, chapter):
+    visit = lite_session.LiteChapter(browser)
+    try:
+        visit.open(f"{server}/lite/notebooks/index.html?path={chapter}.ipynb", timeout=240)
+        _assert_runs_clean(visit, chapter)
     finally:
         visit.close()

@@ -8,6 +8,7 @@ render as a reader's do.
 
 from __future__ import annotations
 
+import re
 import time
 from urllib.parse import urlparse
 
@@ -16,6 +17,21 @@ import lab_session
 #: JavaScript: the open notebook panel (the Notebook application shows one).
 _PANEL = "(() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;" \
          " return w && w.content && w.sessionContext ? w : null; })()"
+
+#: Console messages of the Lite edition that are expected, each with the reason it cannot be removed:
+#: ``(type, regular expression, why)``. Anything else a chapter logs (an error, a warning) fails
+#: the Lite tests.
+CONSOLE_ALLOWED: list[tuple[str, str, str]] = [
+    ("warning", r"^Menu entry for command '(filemenu:close-and-cleanup|application:close)' is duplicated\.$",
+     "JupyterLite 0.6.4's own Notebook application declares these two File-menu entries twice; logged on "
+     "every page of its Notebook view, whatever the notebook"),
+]
+
+
+def unexpected_console(messages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The console ``messages`` (``(type, text)``) not on :data:`CONSOLE_ALLOWED`."""
+    return [(kind, text) for kind, text in messages
+            if not any(kind == k and re.search(pattern, text) for k, pattern, _ in CONSOLE_ALLOWED)]
 
 
 class LiteChapter:
@@ -29,6 +45,7 @@ class LiteChapter:
         self.offhost: list[str] = []
         self.requested: list[str] = []
         self.errors: list[str] = []
+        self.console: list[tuple[str, str]] = []  # (type, text) of every console error and warning
         self.bytes = 0
         self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
         if route:
@@ -38,8 +55,17 @@ class LiteChapter:
         self.context.on("request", lambda r: self.requested.append(r.url))
         self.context.on("requestfinished", self._count)
         self.page = self.context.new_page()
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: (self.errors.append(str(e)), self.console.append(("pageerror", str(e)))))
+
+    def _console(self, message) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+        if message.type in ("error", "warning"):
+            text = message.text
+            if text.startswith("Failed to load resource"):  # which one
+                text += f" {(message.location or {}).get('url', '')}"
+            self.console.append((message.type, text))
 
     @staticmethod
     def _offhost(url: str) -> bool:
@@ -95,6 +121,27 @@ class LiteChapter:
                                     timeout=timeout * 1000, polling=250)
         return self.cells()
 
+    def run_all(self, timeout: float = 600, stop_on_error: bool = False) -> list[dict]:
+        """Run every code cell in order, as Run All does, one at a time (so each is timed): a list of
+        ``{"index", "seconds", "error", "stderr"}``: ``error`` from the cell's outputs (an error output,
+        or a traceback printed to stderr), ``stderr`` what it printed there (warnings)."""
+        ran = []
+        for i, cell in enumerate(self.cells()):
+            if cell["type"] != "code":
+                continue
+            out = self.run(i, timeout=timeout)
+            found = self.page.evaluate(
+                f"(i) => {{ const outs = {_PANEL}.content.widgets[i].model.outputs.toJSON();"
+                " const e = outs.find(o => o.output_type === 'error');"
+                " const text = t => Array.isArray(t) ? t.join('') : (t || '');"
+                " return {error: e ? e.ename + ': ' + e.evalue + '\\n' + (e.traceback || []).join('\\n') : null,"
+                " stderr: outs.filter(o => o.output_type === 'stream' && o.name === 'stderr').map(o => text(o.text)).join('')}; }", i)
+            error = found["error"] or out["error"]
+            ran.append({"index": i, "seconds": out["seconds"], "error": error, "stderr": found["stderr"]})
+            if error and stop_on_error:
+                break
+        return ran
+
     def cells(self) -> list[dict]:
         return self.page.evaluate(f"() => {_PANEL}.content.widgets.map(c => ({{type: c.model.type,"
                                   " source: c.model.sharedModel.getSource()}))")
@@ -110,8 +157,8 @@ class LiteChapter:
                            " p.content.activeCellIndex = i; p.content.deselectAll();"
                            " await window.jupyterapp.commands.execute('notebook:run-cell'); }", [index, source])
         self.page.wait_for_function(
-            f"(i) => {{ const c = {_PANEL}.content.widgets[i]; return c.model.executionCount !== null"
-            " && !c.node.querySelector('.jp-InputArea-prompt').textContent.includes('*'); }", arg=index,
+            f"(i) => {{ const c = {_PANEL}.content.widgets[i]; const prompt = c.node.querySelector('.jp-InputArea-prompt');"
+            " return c.model.executionCount !== null && !(prompt && prompt.textContent.includes('*')); }", arg=index,
             timeout=timeout * 1000, polling=200)
         return {**self.outputs(index), "seconds": time.monotonic() - start}
 

@@ -44,20 +44,69 @@ LITE = "lite"
 #: JupyterLite's applications shipped: the one-notebook view the launch buttons open, the file
 #: browser, and JupyterLab.
 APPS = ("notebooks", "tree", "lab")
-#: What the kernel loads while Pyodide starts, all at once (else it installs them one by one).
-PRELOAD = ["ssl", "sqlite3", "comm", "jedi", "ipython"]
+#: What the kernel loads while Pyodide starts, all at once and checked by the Lite lock: every package
+#: it needs (it installs those not listed one after another, with micropip and piplite).
+PRELOAD = ["micropip", "piplite", "ssl", "sqlite3", "ipykernel", "comm", "pyodide_kernel", "jedi", "ipython"]
+#: The JupyterLab extensions of the Lite edition, and only these (the build ignores what else the
+#: environment has: the JupyterLab edition's Jupytext and ipylab, built for a newer JupyterLab, logged
+#: an error and 20 warnings at every launch). From the environment: the kernel's own, and
+#: anywidget's (the chart widget). Pinned wheels (name → version, sha256) where the environment's
+#: version was built for a newer JupyterLab than JupyterLite 0.6.4's 4.4.5 (each logged a warning
+#: per shared module it could not match): ipywidgets' front end 3.0.15 (3.0.17 wants 4.6.2)
+#: and jupyterlab-myst 2.4.2 (2.6 and 2.7 want 4.5).
+ENV_EXTENSIONS = ("@jupyterlite/pyodide-kernel-extension", "anywidget")
+EXTENSION_WHEELS = {
+    "jupyterlab_widgets": ("3.0.15", "d59023d7d7ef71400d51e6fee9a88867f6e65e10a4201605d2d7f3e8f012a31c"),
+    "jupyterlab_myst": ("2.4.2", "2aa406d4754dcd2ec4fe749b6a2e15f0bc8a6c5c8f6b549419583715d8146230"),
+}
 #: The marker in a chapter page's launch button that this build replaces with the download size.
 SIZE_MARK = re.compile(r'(<span class="dpadmm-lite-size">)[^<]*(</span>)')
 EDITIONS = ("book", "student")
+
+
+#: Pyodide loads the packages a cell imports, and no others: a package the library imports inside a
+#: function is not loaded for it. A chapter whose code calls such a function gets the import in its
+#: first code cell: (what its code calls, the line added).
+LAZY_IMPORTS = [
+    (re.compile(r"\b(feature_graph|graph_guided_\w+)\("),
+     "import sklearn.covariance  # the Lite edition: scikit-learn for problems.feature_graph's graphical lasso"),
+]
 
 
 class LiteBuildError(RuntimeError):
     """The JupyterLite edition could not be built as it must be (offline, from the site's Pyodide)."""
 
 
-def lite_notebook(nb: dict, doc: str, edition: str) -> dict:
-    """A chapter as the Lite edition ships it: no outputs, ``FAST = True``; without solutions in
-    the student edition."""
+def lite_markdown(source: str, here: str, book: "Book") -> str:
+    """One markdown cell as the Lite edition shows it. jupyterlab-myst knows no Sphinx: it resolves a
+    reference only to a target of the same notebook it has already rendered (else it logs "Cross
+    reference target was not found"), has no bibliography and no MyST-NB glue; and the Pyodide
+    kernel evaluates no inline expressions (the JupyterLab edition's ``{eval}`` for glued numbers).
+    So, at build time: citations become the site's author–year text, references to another
+    chapter links to its notebook and to the same chapter its name in plain text (as ``make lab``
+    writes them, ``tools/lab.py``), and a glued number its name in code font — the cell that
+    computes it shows ``name = value`` (``dpadmm_lite._outputs.glue``)."""
+    import lab
+
+    source = lab.GLUE_ROLE.sub(lambda m: f"`{m.group(1)}`", source)
+    return lab.lab_markdown(source, book.cites, book.labels, here)
+
+
+class Book:
+    """What rewriting a chapter's markdown needs from the whole book: the citations' text and the
+    labels of every chapter (``tools/lab.py``)."""
+
+    def __init__(self, notebooks: dict[str, dict], root: Path = ROOT):
+        import lab
+        from references import bibliography
+
+        self.cites = bibliography(root / "book" / "references.bib")
+        self.labels = lab.label_index(notebooks)
+
+
+def lite_notebook(nb: dict, doc: str, edition: str, book: Book | None = None) -> dict:
+    """A chapter as the Lite edition ships it: no outputs, ``FAST = True``, its markdown as
+    :func:`lite_markdown` writes it (given ``book``); without solutions in the student edition."""
     if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
     if edition == "student":
@@ -66,6 +115,9 @@ def lite_notebook(nb: dict, doc: str, edition: str) -> dict:
         nb = json.loads(json.dumps(nb))
     nb.get("metadata", {}).pop("papermill", None)
     for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown" and book is not None:
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            cell["source"] = lite_markdown(source, f"{Path(doc).name}.ipynb", book).splitlines(keepends=True)
         if cell["cell_type"] != "code":
             cell.pop("outputs", None)
             cell.pop("execution_count", None)
@@ -74,6 +126,12 @@ def lite_notebook(nb: dict, doc: str, edition: str) -> dict:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             cell["source"] = re.sub(r"^FAST\s*=\s*False\b", "FAST = True", source, flags=re.M)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    text = "\n".join("".join(c["source"]) for c in code)
+    for uses, line in LAZY_IMPORTS:
+        if code and uses.search(text):
+            first = "".join(code[0]["source"]).rstrip("\n")
+            code[0]["source"] = (first + "\n" + line + "\n").splitlines(keepends=True)
     nb["metadata"]["kernelspec"] = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
     return nb
 
@@ -84,8 +142,10 @@ def write_contents(target: Path, edition: str, root: Path = ROOT) -> list[Path]:
         shutil.rmtree(target)
     target.mkdir(parents=True)
     written = []
+    sources = {source.name: json.loads(source.read_text()) for source in toc_notebooks(root)}
+    book = Book(sources, root)
     for source in toc_notebooks(root):
-        nb = lite_notebook(json.loads(source.read_text()), source.relative_to(root).with_suffix("").as_posix(), edition)
+        nb = lite_notebook(sources[source.name], source.relative_to(root).with_suffix("").as_posix(), edition, book)
         path = target / source.name
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         written.append(path)
@@ -108,6 +168,19 @@ def lite_config() -> dict:
             "loadPyodideOptions": {"lockFileURL": f"{pyodide}{lite_packages.LITE_LOCK}", "packages": PRELOAD},
         }},
     }}
+
+
+def lab_extensions() -> list[Path]:
+    """The folders and wheels of the Lite edition's JupyterLab extensions (:data:`ENV_EXTENSIONS`,
+    :data:`EXTENSION_WHEELS`, each wheel checked by its sha256)."""
+    share = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
+    folders = [share / name for name in ENV_EXTENSIONS]
+    for folder in folders:
+        if not (folder / "package.json").exists():
+            raise LiteBuildError(f"{folder} is missing: install the `lite` extra (pip install -e '.[lite]')")
+    wheels = lite_packages._pypi_files(lite_packages.CACHE, [(n, v, d) for n, (v, d) in EXTENSION_WHEELS.items()],
+                                       binary=True)
+    return [*folders, *(wheels[name] for name in EXTENSION_WHEELS)]
 
 
 def _jupyter_lite() -> str:
@@ -144,13 +217,26 @@ def build(html: Path, edition: str = "book", *, work: Path | None = None) -> dic
     for db in (lite_dir / ".jupyterlite.doit.db", work / ".jupyterlite.doit.db"):
         db.unlink(missing_ok=True)
     cmd = [_jupyter_lite(), "build", "--lite-dir", str(lite_dir), "--output-dir", str(out),
-           "--contents", str(contents), "--no-sourcemaps", "--no-unused-shared-packages",
+           "--contents", str(contents), "--no-sourcemaps", "--no-unused-shared-packages", "--ignore-sys-prefix",
+           *(f"--LiteBuildConfig.federated_extensions={path}" for path in lab_extensions()),
            *(arg for app in APPS for arg in ("--apps", app))]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
     if proc.returncode != 0:
         raise LiteBuildError(f"jupyter lite build failed:\n{(proc.stdout + proc.stderr)[-6000:]}")
     for db in out.rglob(".jupyterlite.doit.db"):
         db.unlink()
+    # the tab's icons (idle, busy), which the build copies from jupyter_server only when it reads the
+    # environment (--ignore-sys-prefix: each was a 404 and a console error while the kernel ran)
+    import jupyter_server
+
+    shutil.copytree(Path(jupyter_server.__file__).parent / "static" / "favicons", out / "static" / "favicons",
+                    dirs_exist_ok=True)
+    # and named in each application's page: without one the browser asks for /favicon.ico at the
+    # server's root (a 404 and a console error on every reload), before JupyterLab sets its own
+    for app in APPS:
+        page = out / app / "index.html"
+        page.write_text(page.read_text().replace(
+            '<link rel="manifest"', '<link rel="icon" href="../static/favicons/favicon.ico" />\n    <link rel="manifest"', 1))
     settings = check(out)
     # the bytes a launch downloads, at most: the Pyodide core and every package of the Lite lock,
     # and JupyterLite's own files (its JavaScript, extensions, the chapter)

@@ -27,7 +27,9 @@ from .toc import ROOT
 #: What the JupyterLite edition's kernel loads beyond the live panels (tools/bookbuild/lite.py), from
 #: the same carrier and checked the same way: micropip, ssl, sqlite3, jedi and IPython (the kernel's
 #: own start, with their dependencies), pandas and joblib (the chapters').
-KERNEL_REQUIRES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "pandas", "joblib")
+#: scikit-learn is the Lasso the cyffers2023 chapter compares with (imported by its first cell, so
+#: loaded only when that chapter runs).
+KERNEL_REQUIRES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "pandas", "joblib", "scikit-learn")
 #: Pure-Python wheels the chapters need that Pyodide 0.27.7's lock lacks (or has at versions the
 #: library cannot use: Altair 5.4), pinned by version and sha256 and fetched from PyPI with pip
 #: (``--require-hashes``): name → (version, sha256, imports, depends). jsonschema stays at 4.17.3:
@@ -41,6 +43,9 @@ PYPI_WHEELS = {
     "comm": ("0.2.3", "c615d91d75f7f04f095b30d1c1711babd43bdc6419c1be9886a85f2f4e489417", ["comm"], ["traitlets"]),
     "ipywidgets": ("8.1.9", "f2b8cbcaae10252b809fbe4d7470db75c09b769a32cbf816d20e5ca6d3c5a79d", ["ipywidgets"],
                    ["comm", "ipython", "traitlets"]),
+    # the reproducibility chapter's anchors (docutils.nodes.make_id, as Sphinx makes them); Pyodide's
+    # own docutils 0.21.1 is not in the carrier
+    "docutils": ("0.21.1", "14c8d34a55b46c88f9f714adb29cefbdd69fb82f3fef825e59c5faab935390d8", ["docutils"], []),
     "jinja2": ("3.1.6", "85ece4451f492d0c13c5dd7c13a64681a86afae63a5f347908daf103ce6d2f67", ["jinja2"], ["markupsafe"]),
     "jsonschema": ("4.17.3", "a870ad254da1a8ca84b6a2905cac29d265f805acc57af304784962a2aa6508f6", ["jsonschema"],
                    ["attrs", "pyrsistent"]),
@@ -50,6 +55,21 @@ PYPI_WHEELS = {
     "tqdm": ("4.67.1", "26445eca388f82e72884e0d580d5464cd801a3ea01e63e5601bdff9ba6a48de2", ["tqdm"], []),
     "typing-extensions": ("4.16.0", "481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8",
                           ["typing_extensions"], []),
+}
+#: The kernel's own wheels, as ``jupyterlite-pyodide-kernel`` (the ``lite`` extra's pin) ships them in
+#: its lab extension (``static/pypi``): file → (sha256, imports, depends). The kernel installs them
+#: one after another with micropip and piplite when it starts, unless Pyodide loaded them already;
+#: listed in the Lite lock they load with Pyodide, at once and in parallel with the rest
+#: (``lite.PRELOAD``), checked by sha256 as every other package.
+KERNEL_WHEELS = {
+    "piplite-0.6.1-py3-none-any.whl": ("0b9377aa9bcbca47ef5c285b216ab8624628a5dfec40931ff0f47a79eb18585e",
+                                       ["piplite"], ["micropip"]),
+    "pyodide_kernel-0.6.1-py3-none-any.whl": ("cb0e3f0fa14dedcf472fe40a3858d9eb4f717876b55f585f35c8f65e7d040be7",
+                                              ["pyodide_kernel"], ["ipykernel", "comm", "ipython"]),
+    "ipykernel-6.9.2-py3-none-any.whl": ("225b335e963b2db975a6ff6c1e9e592795ea1e2590b947c0a5f35d9edf5f490d",
+                                         ["ipykernel"], []),
+    "widgetsnbextension-4.0.999-py3-none-any.whl": (
+        "3bdaf5e164a501756d36cb9526e7f56e7775eba7950784264d1e867bc1c0c416", ["widgetsnbextension"], []),
 }
 #: MarkupSafe (Jinja2's, which Altair imports) has no pure-Python wheel on PyPI: its source
 #: distribution, pinned by sha256, gives the pure-Python package (its C speed-up left out; the
@@ -130,6 +150,14 @@ def markupsafe_wheel(sdist: Path) -> tuple[str, bytes]:
     return f"markupsafe-{version}-py3-none-any.whl", _wheel_bytes(entries)
 
 
+def kernel_wheels_dir() -> Path:
+    """The folder of the kernel's own wheels in the installed ``jupyterlite-pyodide-kernel``."""
+    folder = Path(sys.prefix) / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+    if not folder.is_dir():
+        raise LiveBuildError(f"{folder} is missing: install the `lite` extra (pip install -e '.[lite]')")
+    return folder
+
+
 def _lock_entry(name: str, version: str, file_name: str, data: bytes, imports, depends) -> dict:
     return {"name": name, "version": version, "file_name": file_name, "install_dir": "site", "sha256": sha256(data),
             "package_type": "package", "imports": list(imports), "depends": list(depends),
@@ -165,6 +193,16 @@ def install_kernel(html: Path, *, vega_bundle: str, npm_dir: Path = NPM_DIR, cac
     ms_name, ms_data = markupsafe_wheel(sdist)
     files[ms_name] = ms_data
     lock["packages"]["markupsafe"] = _lock_entry("markupsafe", MARKUPSAFE[0], ms_name, ms_data, ["markupsafe"], [])
+    kernel_pypi = kernel_wheels_dir()
+    for file_name, (digest, imports, depends) in KERNEL_WHEELS.items():
+        data = (kernel_pypi / file_name).read_bytes()
+        if sha256(data) != digest:
+            raise LiveBuildError(f"{kernel_pypi / file_name} is not the file of the pinned jupyterlite-pyodide-kernel "
+                                 f"(sha256 {sha256(data)}, expected {digest})")
+        files[file_name] = data
+        name, version = file_name.split("-")[:2]
+        name = name.replace("_", "-")
+        lock["packages"][name] = _lock_entry(name, version, file_name, data, imports, depends)
     js = ROOT / "dpadmm_lite" / "viz" / "js"
     extra = {f"dpadmm_lite/viz/js/{p.name}": p.read_bytes() for p in sorted(js.glob("*.js"))}
     extra["dpadmm_lite/viz/js/vega-bundle.js"] = vega_bundle.encode()
