@@ -132,11 +132,11 @@ def cyffers2023_modes(epsilon: float = 1.0, mode: str = "federated", clip: float
             for label, curve in (("ADMM", admm), ("DP-SGD", np.asarray(sgd.metrics["test_objective"])))
             for r, v in zip(k[keep], curve[keep])]
     claimed = trace.privacy_paper.epsilon
-    spent = sorted({f"{trace.privacy.epsilon:.3g}", f"{sgd.privacy.epsilon:.3g}"})
+    admm_eps, sgd_eps = ("∞" if math.isinf(e) else f"{e:.3g}" for e in (trace.privacy.epsilon, sgd.privacy.epsilon))
     summary = (f"ADMM ({mode}) and DP-SGD, {rounds} rounds: test objective {admm[-1]:.3g} and "
                f"{float(sgd.metrics['test_objective'][-1]):.3g}; "
-               + (f"ε={spent[0]} each" if len(spent) == 1 else f"ε={trace.privacy.epsilon:.3g} and {sgd.privacy.epsilon:.3g}")
-               + f", δ={delta:.0e} end to end"
+               + (f"ε={admm_eps} each" if admm_eps == sgd_eps else f"ε={admm_eps} and {sgd_eps}")
+               + (": no noise, not private" if admm_eps == sgd_eps == "∞" else f", δ={delta:.0e} end to end")
                + (f" (the paper's {paper_theorem(trace.privacy_paper)} reads ε={claimed:.3g} for ADMM)"
                   if math.isfinite(claimed) else ""))
     return {"rows": rows, "summary": summary,
