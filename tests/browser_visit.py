@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlparse
 
 import lab_session
 
@@ -26,12 +25,7 @@ class Visit:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def _route(self, route):
-        parsed = urlparse(route.request.url)
-        if parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS:
-            route.continue_()
-        else:
-            self.offhost.append(route.request.url)
-            route.abort()
+        lab_session.route_on_site(route, self.offhost)
 
     def close(self):
         self.context.close()

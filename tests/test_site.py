@@ -35,7 +35,6 @@ from playwright.sync_api import Error as PlaywrightError
 
 import lab_session
 
-LOCAL_HOSTS = lab_session.LOCAL_HOSTS
 CHROMIUM_ARGS = lab_session.CHROMIUM_ARGS
 #: A desktop reader (the issue's "1280 px page"): the equation and chart checks use it.
 VIEWPORT = {"width": 1280, "height": 800}
@@ -79,13 +78,7 @@ class PageVisit:
                 self.page.wait_for_load_state("load")
 
     def _route(self, route):
-        url = route.request.url
-        parsed = urlparse(url)
-        if parsed.scheme in ("data", "blob", "about") or parsed.hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            self.offhost.append(url)
-            route.abort()
+        lab_session.route_on_site(route, self.offhost)
 
     def _finished(self, request):
         self.received[request.url] = request.sizes()["responseBodySize"]

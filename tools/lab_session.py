@@ -23,6 +23,21 @@ import lab
 
 ROOT = lab.ROOT
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def stays_on_site(url: str) -> bool:
+    """A request that never leaves the machine: the local server, or a data:, blob: or about: URL."""
+    parsed = urlparse(url)
+    return parsed.scheme in ("data", "blob", "about") or parsed.hostname in LOCAL_HOSTS
+
+
+def route_on_site(route, offhost: list) -> None:
+    """A Playwright route handler's body: let a request to the site through; abort any other and note its URL."""
+    if stays_on_site(route.request.url):
+        route.continue_()
+    else:
+        offhost.append(route.request.url)
+        route.abort()
 CHROMIUM_ARGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -166,12 +181,7 @@ class NotebookPage:
         return path
 
     def _route(self, route):
-        parsed = urlparse(route.request.url)
-        if parsed.scheme in ("data", "blob", "about") or parsed.hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            self.offhost.append(route.request.url)
-            route.abort()
+        route_on_site(route, self.offhost)
 
     # ------------------------------------------------------------------ running
     def run_all(self, timeout: float = 300) -> float:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import time
-from urllib.parse import urlparse
 
 import lab_session
 
@@ -51,7 +50,7 @@ class LiteChapter:
         if route:
             self.context.route("**/*", self._route)
         else:
-            self.context.on("request", lambda r: self._offhost(r.url) and self.offhost.append(r.url))
+            self.context.on("request", lambda r: not lab_session.stays_on_site(r.url) and self.offhost.append(r.url))
         self.context.on("request", lambda r: self.requested.append(r.url))
         self.context.on("requestfinished", self._count)
         self.page = self.context.new_page()
@@ -67,18 +66,8 @@ class LiteChapter:
                 text += f" {(message.location or {}).get('url', '')}"
             self.console.append((message.type, text))
 
-    @staticmethod
-    def _offhost(url: str) -> bool:
-        parsed = urlparse(url)
-        return not (parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS)
-
     def _route(self, route):
-        parsed = urlparse(route.request.url)
-        if parsed.scheme in ("data", "blob", "about") or parsed.hostname in lab_session.LOCAL_HOSTS:
-            route.continue_()
-        else:
-            self.offhost.append(route.request.url)
-            route.abort()
+        lab_session.route_on_site(route, self.offhost)
 
     def _count(self, request):
         try:
