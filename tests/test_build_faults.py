@@ -27,21 +27,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from build_notebooks import notebook as _notebook
+
 from bookbuild import reuse
 
 from dpadmm_lite import sweep
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
-
-
-def _notebook(source: str, execution_stage: int = 0) -> str:
-    cells = [{"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]}, "source": "FAST = True",
-              "outputs": [], "execution_count": None},
-             {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "execution_count": None,
-              "source": source}]
-    return json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5,
-                       "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                                    "dpadmm": {"execution_stage": execution_stage}}})
 
 
 # The chapter writes its claim record, then (when told to) kills the build in the middle of its run:

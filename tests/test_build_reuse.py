@@ -7,17 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from build_notebooks import notebook as _notebook
+
 from bookbuild import book, reuse, stage
-
-
-def _notebook(source: str, execution_stage: int = 0) -> str:
-    cells = [{"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]}, "source": "FAST = True",
-              "outputs": [], "execution_count": None},
-             {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "execution_count": None,
-              "source": source}]
-    return json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5,
-                       "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                                    "dpadmm": {"execution_stage": execution_stage}}})
 
 
 CHAPTER = """import json, os, pathlib
