@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def cpu_seconds() -> float:
+    """User and system time of every finished child process (and theirs) so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def timed(cmd: list[str], cwd: Path, env: dict) -> float:
@@ -54,7 +61,9 @@ def main(argv=None) -> None:
     print(f"load before: {load()}  ({os.cpu_count()} cores), clone of {ROOT} at "
           f"{subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}")
     venv = timed(["make", ".venv/.installed"], repo, env)
+    cpu_before = cpu_seconds()
     fresh = timed(["make", "book"], repo, env)
+    cpu = cpu_seconds() - cpu_before
     report = json.loads((repo / "_build" / "last-build.json").read_text())
     notebooks = {Path(n["path"]).stem: n["seconds"] for n in report["notebooks"]}
     total = sum(notebooks.values())
@@ -64,6 +73,8 @@ def main(argv=None) -> None:
     for name, seconds in sorted(notebooks.items(), key=lambda item: -item[1]):
         print(f"  {name:<16} {seconds:7.1f} s")
     floor = max(total / 2, max(notebooks.values()))
+    print(f"  processor time of make book {cpu:.0f} s = {cpu / fresh:.2f} cores busy on average over its {fresh:.0f} s "
+          f"({os.cpu_count()} cores)")
     print(f"  sum of the notebooks {total:.0f} s; a two-worker floor {floor:.0f} s; the build's execution and site "
           f"took {fresh:.0f} s = {fresh / floor:.2f}x that floor")
     warm = timed(["make", "book"], repo, env)
