@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from build_notebooks import notebook as _notebook
 
-from bookbuild import book, reuse, stage
+from bookbuild import book, lite, reuse, stage
 
 
 CHAPTER = """import json, os, pathlib
@@ -36,7 +38,8 @@ def tiny_book(tmp_path, monkeypatch):
     monkeypatch.setattr(stage, "ROOT", root)
     monkeypatch.setattr(book, "toc_notebooks", lambda: [chapter, table])
     monkeypatch.setattr(book, "stage_sources", lambda target: (target / "book").mkdir(parents=True, exist_ok=True))
-    monkeypatch.setattr(book, "build_site", lambda mode, staged, html: (True, ""))
+    monkeypatch.setattr(book, "build_site", lambda mode, staged, html, **options: (True, ""))
+    monkeypatch.setattr(book, "_lite_edition", lambda side: {})  # the live panels' files and the Lite edition
     monkeypatch.delenv("DPADMM_RESULTS_DIR", raising=False)
 
     def build(**kwargs):
@@ -115,3 +118,57 @@ def test_a_relative_out_folder_still_collects_the_claim_records(tiny_book, tmp_p
     assert result.ok, [n.error for n in result.notebooks]
     assert (tmp_path / "relative-out" / "results" / "chapter.claim.json").exists()
     assert not (chapter.parent / "relative-out").exists()
+
+
+def test_the_kernels_keep_their_bytecode_in_the_build_folder_and_the_environment_is_restored(tiny_book, monkeypatch):
+    """Where PYTHONDONTWRITEBYTECODE is set every kernel compiled every module anew: the build lets its processes
+    keep their bytecode, in <out>/pycache (never beside the sources), and gives the caller its environment back."""
+    chapter, table, out, build = tiny_book
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    dont_write = sys.dont_write_bytecode
+    build()
+    assert any((out / "pycache").rglob("*.pyc"))  # the kernels' imports, compiled once and kept
+    assert not list(chapter.parent.rglob("*.pyc"))
+    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1" and "PYTHONPYCACHEPREFIX" not in os.environ
+    assert sys.dont_write_bytecode == dont_write
+
+
+def test_the_live_files_and_the_lite_edition_built_beside_the_site_are_moved_into_it(tiny_book, monkeypatch):
+    chapter, table, out, build = tiny_book
+    sides = []
+
+    def lite_edition(side):  # what live.install and lite.build write, in miniature
+        sides.append(side)
+        for part in book.SIDE_PARTS:
+            (side / part).mkdir(parents=True, exist_ok=True)
+            (side / part / "made-beside").write_text(part.as_posix())
+        return {"download": 63_100_000}
+
+    def build_site(mode, staged, html, **options):
+        assert options == {"live_files": False}  # the site leaves them to the build
+        html.mkdir(parents=True)
+        (html / "chapter.html").write_text('<p>Open in JupyterLite (<span class="dpadmm-lite-size">?</span>)</p>')
+        return True, ""
+
+    monkeypatch.setattr(book, "_lite_edition", lite_edition)
+    monkeypatch.setattr(book, "build_site", build_site)
+    build()
+    html = out / "html"
+    assert sides == [out / ".html.side"]
+    assert [(html / part / "made-beside").read_text() for part in book.SIDE_PARTS] == ["_static/live", "lite"]
+    assert '<span class="dpadmm-lite-size">63 MB</span>' in (html / "chapter.html").read_text()
+    assert not sides[0].exists()
+
+
+def test_a_failed_lite_edition_fails_the_site(tiny_book, monkeypatch):
+    chapter, table, out, build = tiny_book
+
+    def broken(side):
+        raise lite.LiteBuildError("jupyter lite build failed: (planted)")
+
+    monkeypatch.setattr(book, "_lite_edition", broken)
+    monkeypatch.setattr(book, "build_site", lambda mode, staged, html, **options: (html.mkdir(parents=True), (True, ""))[1])
+    result = book.build("fast", jobs=1, out=out)
+    assert not result.ok and "(planted)" in result.site_log
+    assert not (out / "html").exists()

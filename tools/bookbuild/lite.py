@@ -242,17 +242,22 @@ def build(html: Path, edition: str = "book", *, work: Path | None = None) -> dic
     # and JupyterLite's own files (its JavaScript, extensions, the chapter)
     app = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and "files" not in p.relative_to(out).parts[:1])
     download = kernel["download"] + app
+    label_pages(html, download)
+    manifest = {"edition": edition, "download": download, "kernel_packages": kernel["download"], "app": app,
+                "notebooks": [p.name for p in notebooks], "pyodideUrl": settings["pyodideUrl"]}
+    (out / "dpadmm-lite.json").write_text(json.dumps(manifest, indent=1))
+    return {**manifest, "seconds": time.perf_counter() - start}
+
+
+def label_pages(html: Path, download: int) -> None:
+    """Write the bytes a launch downloads (``download``, in MB) into every page's "Open in JupyterLite" label."""
     label = f"{download / 1e6:.0f} MB"
-    for page in html.rglob("*.html"):
+    for page in Path(html).rglob("*.html"):
         if LITE in page.relative_to(html).parts[:1]:
             continue
         text = page.read_text()
         if "dpadmm-lite-size" in text:
             page.write_text(SIZE_MARK.sub(lambda m: m[1] + label + m[2], text))
-    manifest = {"edition": edition, "download": download, "kernel_packages": kernel["download"], "app": app,
-                "notebooks": [p.name for p in notebooks], "pyodideUrl": settings["pyodideUrl"]}
-    (out / "dpadmm-lite.json").write_text(json.dumps(manifest, indent=1))
-    return {**manifest, "seconds": time.perf_counter() - start}
 
 
 def check(out: Path) -> dict:
