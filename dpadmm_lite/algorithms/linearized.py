@@ -391,11 +391,12 @@ def _iterate(problem, *, rho, iterations, eta, gamma, sigma, rng, accelerated, c
 
 
 def _run(problem, *, name, epsilon, delta, rho, iterations, seed, accelerated, eta, gamma, mu, calibration, clip,
-         restart=None) -> Trace:
+         restart=None, record_every=1) -> Trace:
     epsilon = check.epsilon(epsilon)
     delta = check.delta(delta)
     iterations = check.count("iterations", iterations)
     seed = check.count("seed", seed, minimum=0)
+    record_every = min(check.count("record_every", record_every), iterations)  # beyond T: the last iterate only
     if clip is not None:
         clip = check.scale("clip", clip)
     if restart is not None and not isinstance(restart, (bool, np.bool_)):
@@ -408,24 +409,30 @@ def _run(problem, *, name, epsilon, delta, rho, iterations, seed, accelerated, e
         it = _iterate(problem, rho=rho, iterations=iterations, eta=eta, gamma=gamma, sigma=sigma, rng=rng,
                       accelerated=accelerated, clip=clip, restart=bool(restart))
         return _trace(problem, it, sigma=sigma, ledger=ledger, paper=paper, delta=delta, eta=eta, gamma=gamma,
-                      mu=mu, calibration=calibration, clip=clip, restart=restart)
+                      mu=mu, calibration=calibration, clip=clip, restart=restart, record_every=record_every)
 
 
-def _trace(problem, it, *, sigma, ledger, paper, delta, eta, gamma, mu, calibration, clip, restart) -> Trace:
-    """Evaluate the stacked iterates once (objective, gap, accuracy) and attach noise and privacy."""
+def _trace(problem, it, *, sigma, ledger, paper, delta, eta, gamma, mu, calibration, clip, restart,
+           record_every=1) -> Trace:
+    """Evaluate the stacked iterates once (objective, gap, accuracy) and attach noise and privacy; with
+    ``record_every=k`` only the iterates after steps k, 2k, …, T (the same run, the same released model)."""
     A = problem.constraint_matrix
-    residual = np.sqrt(((it.x @ A.T - it.y) ** 2).sum(axis=1))  # ‖Ax_t + By_t − c‖
+    T = len(it.x)
+    keep = np.unique(np.append(np.arange(record_every - 1, T, record_every), T - 1))
+    x, y = it.x[keep], it.y[keep]
+    residual = np.sqrt(((x @ A.T - y) ** 2).sum(axis=1))  # ‖Ax_t + By_t − c‖
     noise = {"sigma": sigma, "step": eta / gamma}
     if ledger:
         event = ledger[0]
         noise.update(sensitivity=event.sensitivity, noise_multiplier=event.noise_multiplier,
                      releases=event.count, calibration=calibration)
     return from_iterates(
-        problem, "", it.x, model=it.x[-1].copy(),  # released model: x_T (Alg. 2/3 output)
+        problem, "", x, model=it.x[-1].copy(),  # released model: x_T (Alg. 2/3 output)
         noise=noise, ledger=ledger, delta=delta, privacy_paper=paper,
         metrics={"constraint_residual": residual},
         params={"eta": eta, "gamma": gamma, "mu": mu, "calibration": calibration, "clip": clip,
-                "constraint_matrix": A, **({} if restart is None else {"restart": bool(restart)})},
+                "constraint_matrix": A, "record_every": record_every,
+                **({} if restart is None else {"restart": bool(restart)})},
     )
 
 
@@ -472,6 +479,10 @@ _COMMON_DOC = """
     restart
         Accelerated versions only: Goldstein et al.'s restart rule (default ``False``, as in the
         paper).
+    record_every
+        Score the iterates after steps k, 2k, …, T only (default 1: every step), as the other
+        families do: a sweep that reads the final model or objective sets ``k = T``. The run, its
+        noise and its released model ``x_T`` are the same for every k.
 
     Returns
     -------
@@ -489,7 +500,7 @@ _COMMON_DOC = """
           description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)",
           tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
 def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-            calibration="accountant", clip=None) -> Trace:
+            calibration="accountant", clip=None, record_every=1) -> Trace:
     """DP-ADMM (Xu et al. 2020, Algorithm 2): linearized ADMM with gradient perturbation.
 
     For t = 1 … T::
@@ -512,14 +523,15 @@ def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=N
     enforced, and the default step 1/L uses the public smoothness bound.
     """
     return _run(problem, name="dp_admm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip)
+                accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
+                record_every=record_every)
 
 
 @register("dp_acc_admm", paper="xu2020", private=True, setting="centralized",
           description="DP-AccADMM: DP-ADMM with Nesterov extrapolation of x and u (Xu et al. 2020, Alg. 3)",
           tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
 def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-                calibration="accountant", clip=None, restart=False) -> Trace:
+                calibration="accountant", clip=None, restart=False, record_every=1) -> Trace:
     """DP-AccADMM (Xu et al. 2020, Algorithm 3): DP-ADMM with a Nesterov step on x and u.
 
     With ``x̂₀ = x₀``, ``û₀ = u₀`` and ``θ₁ = 1``, for t = 1 … T: lines 2–4 of Algorithm 2 taken
@@ -557,13 +569,13 @@ def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gam
     """
     return _run(problem, name="dp_acc_admm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
                 seed=seed, accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
-                restart=restart)
+                restart=restart, record_every=record_every)
 
 
 @register("admm_linearized", paper="xu2020", private=False, setting="centralized",
           description="Linearized ADMM for Ax + By = c (Xu et al. 2020, Alg. 2 without noise)")
 def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-                    gamma=None, mu=0.5, calibration="accountant", clip=None) -> Trace:
+                    gamma=None, mu=0.5, calibration="accountant", clip=None, record_every=1) -> Trace:
     """Linearized ADMM (Xu et al. 2020, Algorithm 2 with σ = 0): the non-private twin of ``dp_admm``.
 
     Exactly the code of :func:`dp_admm` with no noise; ``epsilon`` must be ``math.inf``.
@@ -572,14 +584,15 @@ def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iteration
     """
     _require_no_noise("admm_linearized", epsilon, "dp_admm")
     return _run(problem, name="admm_linearized", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations,
-                seed=seed, accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip)
+                seed=seed, accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
+                record_every=record_every)
 
 
 @register("acc_admm", paper="xu2020", private=False, setting="centralized",
           description="Accelerated linearized ADMM, Nesterov step on x and u (Xu et al. 2020, Alg. 3 without "
                       "noise; cf. Goldstein et al. 2014)")
 def acc_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-             gamma=None, mu=0.5, calibration="accountant", clip=None, restart=False) -> Trace:
+             gamma=None, mu=0.5, calibration="accountant", clip=None, restart=False, record_every=1) -> Trace:
     """Accelerated linearized ADMM (Xu et al. 2020, Algorithm 3 with σ = 0): twin of ``dp_acc_admm``.
 
     Exactly the code of :func:`dp_acc_admm` with no noise; ``epsilon`` must be ``math.inf``. See
@@ -589,7 +602,7 @@ def acc_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, 
     _require_no_noise("acc_admm", epsilon, "dp_acc_admm")
     return _run(problem, name="acc_admm", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations,
                 seed=seed, accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
-                restart=restart)
+                restart=restart, record_every=record_every)
 
 
 for _f in (dp_admm, dp_acc_admm, admm_linearized, acc_admm):
