@@ -431,3 +431,19 @@ def test_the_fused_graph_is_public_or_marked():
         problems.graph_guided_fused_lasso(X, y, 0.1, public_features=public[:, :4])
     with pytest.raises(TypeError, match="data_dependence"):
         problems.Problem(X, y, 0.1, "logistic", "l2", data_dependence=None)
+
+
+def test_logistic_loss_of_margins_is_the_stable_formula_bit_for_bit_in_place():
+    """``ℓ(z) = log(1 + e^{−bz})``, computed in place: the same bits as ``max(−u, 0) + log1p(e^{−|u|})``
+    (``u = bz``), the value of ``logaddexp(0, −u)`` to an ulp, finite at |u| = 800, and for one margin (0-d)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 3))
+    p = problems.logistic(X / np.linalg.norm(X, axis=1, keepdims=True), np.sign(rng.standard_normal(40)), 1e-3, "l2")
+    margins = np.concatenate([rng.standard_normal((5, 40)) * 6, np.tile([0.0, -800.0, 800.0, 1e-300], 10)[None]])
+    u, before = p.y * margins, margins.copy()
+    loss = p._loss_of_margin(margins, p.y)
+    np.testing.assert_array_equal(margins, before)  # the margins given are not written
+    np.testing.assert_array_equal(loss, np.maximum(-u, 0.0) + np.log1p(np.exp(-np.abs(u))))
+    np.testing.assert_allclose(loss, np.logaddexp(0.0, -u), rtol=4e-16, atol=0)
+    assert np.isfinite(loss).all() and loss.shape == margins.shape
+    assert float(p._loss_of_margin(np.array(2.0), np.array(-1.0))) == 2.0 + np.log1p(np.exp(-2.0))
