@@ -147,7 +147,8 @@ def test_the_live_files_and_the_lite_edition_built_beside_the_site_are_moved_int
 
     def build_site(mode, staged, html, **options):
         assert options == {"live_files": False}  # the site leaves them to the build
-        html.mkdir(parents=True)
+        (html / "_static" / "live").mkdir(parents=True)
+        (html / "_static" / "live" / "worker.js").write_text("the site's own")  # Sphinx copies it from site_static
         (html / "chapter.html").write_text('<p>Open in JupyterLite (<span class="dpadmm-lite-size">?</span>)</p>')
         return True, ""
 
@@ -157,6 +158,7 @@ def test_the_live_files_and_the_lite_edition_built_beside_the_site_are_moved_int
     html = out / "html"
     assert sides == [out / ".html.side"]
     assert [(html / part / "made-beside").read_text() for part in book.SIDE_PARTS] == ["_static/live", "lite"]
+    assert (html / "_static" / "live" / "worker.js").read_text() == "the site's own"
     assert '<span class="dpadmm-lite-size">63 MB</span>' in (html / "chapter.html").read_text()
     assert not sides[0].exists()
 

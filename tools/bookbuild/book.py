@@ -232,11 +232,14 @@ def _build_site_whole(mode: str, stage: Path, html: Path, lite_job: Future | Non
         except (lite.LiteBuildError, live.LiveBuildError, subprocess.CalledProcessError) as err:
             ok, log = False, log + f"\nthe live panels' files or the Lite edition were not built: {err}"
     if ok and partial.exists():
-        for part in SIDE_PARTS:
+        for part in SIDE_PARTS:  # entry by entry: the site's own _static/live (live.js, worker.js) stays
             if (side / part).exists():
-                shutil.rmtree(partial / part, ignore_errors=True)
-                (partial / part).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(side / part, partial / part)
+                (partial / part).mkdir(parents=True, exist_ok=True)
+                for entry in (side / part).iterdir():
+                    target = partial / part / entry.name
+                    if target.is_dir():
+                        shutil.rmtree(target)
+                    os.replace(entry, target)
         if "download" in built:
             lite.label_pages(partial, built["download"])
     if lite_job is None or lite_job.done():
