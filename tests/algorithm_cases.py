@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+import pytest
+
 from dpadmm_lite import datasets, problems
 
 
@@ -87,3 +90,20 @@ def case(name: str) -> Case:
                            "add one (a small problem and options) so that the privacy tests cover it")
     return CASES[name]
 
+
+
+def check_record_every(run: Callable) -> None:
+    """The ``record_every=k`` contract of every family, for ``run(k)``: the Trace of one seeded 23-iteration run
+    recording every k-th iteration. Its iterations k, 2k, … and the last are those of the full trace (their
+    scores to the last bits of BLAS's sums over one iterate or many), with the same model and ε; k = 0 is refused."""
+    full = run(1)
+    for k, kept in ((5, [4, 9, 14, 19, 22]), (23, [22]), (40, [22]), (1, list(range(23)))):
+        some = run(k)
+        for key, values in full.series().items():
+            np.testing.assert_allclose(some.series()[key], values[kept], rtol=1e-13, atol=1e-15, err_msg=key)
+        for key, values in full.metrics.items():
+            np.testing.assert_allclose(some.metrics[key], values[kept], rtol=1e-13, atol=1e-15, err_msg=key)
+        np.testing.assert_array_equal(some.model, full.model)
+        assert some.privacy == full.privacy and some.iterations == len(kept)
+    with pytest.raises(ValueError, match="record_every"):
+        run(0)

@@ -35,6 +35,8 @@ import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems, topology
 from dpadmm_lite.algorithms import fixed_point as fp
 
+from algorithm_cases import check_record_every
+
 ADMM = ("private_admm", "private_admm_federated", "private_admm_walk")
 TWINS = {"private_admm": "admm_consensus", "private_admm_federated": "admm_federated",
          "private_admm_walk": "admm_walk", "dp_prox_sgd": "prox_sgd"}
@@ -215,21 +217,10 @@ def test_a_batch_of_runs_gives_the_runs_one_by_one():
 @pytest.mark.parametrize("name, extra", [("private_admm_walk", {}), ("private_admm", {}),
                                          ("dp_prox_sgd", {"step": 0.5, "clip": 0.3})])
 def test_recording_every_kth_round_keeps_the_run_and_scores_those_rounds(name, extra):
-    """``record_every=k``: the rounds k, 2k, … and the last of the full trace (their scores to the last bits of
-    BLAS's sums over one iterate or many), the same model and ε."""
     problem = lasso(n=30)
     options = {**(OPTIONS if not extra else {}), **extra}
-    full = dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=23, seed=4, **options)
-    for k, rounds in ((5, [4, 9, 14, 19, 22]), (23, [22]), (40, [22]), (1, list(range(23)))):
-        some = dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=23, seed=4, record_every=k, **options)
-        for key, values in full.series().items():
-            np.testing.assert_allclose(some.series()[key], values[rounds], rtol=1e-13, atol=1e-15, err_msg=key)
-        for key, values in full.metrics.items():
-            np.testing.assert_allclose(some.metrics[key], values[rounds], rtol=1e-13, atol=1e-15, err_msg=key)
-        np.testing.assert_array_equal(some.model, full.model)
-        assert some.privacy == full.privacy and some.iterations == len(rounds)
-    with pytest.raises(ValueError, match="record_every"):
-        dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=5, seed=4, record_every=0, **options)
+    check_record_every(lambda k: dl.run(name, problem, epsilon=1.0, delta=1e-5, iterations=23, seed=4,
+                                        record_every=k, **options))
 
 
 def test_poisson_schedule_has_independent_bernoulli_rounds():

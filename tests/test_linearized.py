@@ -17,6 +17,8 @@ from scipy import stats
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems
 
+from algorithm_cases import check_record_every
+
 lin = importlib.import_module("dpadmm_lite.algorithms.linearized")
 
 COMMON = dict(delta=1e-3, rho=1.0, seed=3)
@@ -370,17 +372,6 @@ def test_exercise_checks_accept_the_solutions_and_reject_wrong_answers():
 @pytest.mark.parametrize("name, options", [("dp_admm", {}), ("dp_acc_admm", {"restart": True}),
                                            ("admm_linearized", {})])
 def test_recording_every_kth_step_keeps_the_run_and_scores_those_steps(fused, name, options):
-    """``record_every=k`` (the contract of the other families): the steps k, 2k, … and the last of the full
-    trace (scores to the last bits of BLAS's sums over one iterate or many), the same model and ε."""
     private = {"epsilon": 1.0, "delta": 1e-5} if name.startswith("dp_") else {}
-    full = dl.run(name, fused, rho=0.5, iterations=23, seed=4, **private, **options)
-    for k, steps in ((5, [4, 9, 14, 19, 22]), (23, [22]), (40, [22]), (1, list(range(23)))):
-        some = dl.run(name, fused, rho=0.5, iterations=23, seed=4, record_every=k, **private, **options)
-        for key, values in full.series().items():
-            np.testing.assert_allclose(some.series()[key], values[steps], rtol=1e-13, atol=1e-15, err_msg=key)
-        for key, values in full.metrics.items():
-            np.testing.assert_allclose(some.metrics[key], values[steps], rtol=1e-13, atol=1e-15, err_msg=key)
-        np.testing.assert_array_equal(some.model, full.model)
-        assert some.privacy == full.privacy and some.iterations == len(steps)
-    with pytest.raises(ValueError, match="record_every"):
-        dl.run(name, fused, rho=0.5, iterations=5, seed=4, record_every=0, **private, **options)
+    check_record_every(lambda k: dl.run(name, fused, rho=0.5, iterations=23, seed=4, record_every=k, **private,
+                                        **options))
