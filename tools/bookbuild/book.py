@@ -215,10 +215,10 @@ def _lite_edition(side: Path) -> dict:
     return lite.build(side, "book")
 
 
-def _build_site_whole(mode: str, stage: Path, html: Path, lite_job: Future | None = None) -> tuple[bool, str]:
+def _build_site_whole(mode: str, stage: Path, html: Path, lite_job: Future) -> tuple[bool, str]:
     """:func:`build_site` into ``<html>.partial`` beside ``html``, with what ``lite_job`` built
-    (:func:`_lite_edition`; ``None``: built here, after the site), then swapped into place: a
-    build killed on the way leaves the previous site, never half of one."""
+    (:func:`_lite_edition`), then swapped into place: a build killed on the way leaves the previous
+    site, never half of one."""
     partial = html.with_name(f".{html.name}.partial")
     previous = html.with_name(f".{html.name}.previous")
     for leftover in (partial, previous):  # a killed build's
@@ -228,7 +228,7 @@ def _build_site_whole(mode: str, stage: Path, html: Path, lite_job: Future | Non
     built = {}
     if ok and partial.exists():  # the live panels' files and the JupyterLite edition, into the site before the swap
         try:
-            built = lite_job.result() if lite_job is not None else _lite_edition(side)
+            built = lite_job.result()
         except (lite.LiteBuildError, live.LiveBuildError, subprocess.CalledProcessError) as err:
             ok, log = False, log + f"\nthe live panels' files or the Lite edition were not built: {err}"
     if ok and partial.exists():
@@ -242,7 +242,7 @@ def _build_site_whole(mode: str, stage: Path, html: Path, lite_job: Future | Non
                     os.replace(entry, target)
         if "download" in built:
             lite.label_pages(partial, built["download"])
-    if lite_job is None or lite_job.done():
+    if lite_job.done():  # else still writing (the site failed first): the next build empties it
         shutil.rmtree(side, ignore_errors=True)
     if not ok or not partial.exists():
         shutil.rmtree(partial, ignore_errors=True)
