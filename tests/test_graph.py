@@ -214,7 +214,8 @@ def test_the_chapter_solutions_pass_their_checks():
 def test_bfgs_corrections_kept_as_factors_satisfy_the_secant_equation(logistic_l2):
     """H⁺y = s after every update, whether the correction is still a factor or folded into the
     dense inverses (after ``BFGS_BATCH`` updates), H stays symmetric, and the next direction the
-    update returns is H⁺ applied to the new gradient."""
+    update returns is H⁺ applied to the new gradient. The dense inverses are kept in single
+    precision, so the secant equation and the symmetry hold to its rounding (1e-7, relative)."""
     owner = datasets.split(logistic_l2.n, 4, seed=0)
     data = graph.local_data(logistic_l2, owner)
     solver = graph.LocalSolver(data, logistic_l2.lam, "l2", np.full(4, 0.3))
@@ -226,11 +227,11 @@ def test_bfgs_corrections_kept_as_factors_satisfy_the_secant_equation(logistic_l
         y = s * rng.uniform(0.5, 2.0, size=s.shape)  # sᵀy > 0, as for a strongly convex function
         grad = rng.standard_normal((4, logistic_l2.d))
         direction = solver._remember(s, y, solver._apply(grad), grad + y)
-        assert np.allclose(solver._apply(y), s, rtol=1e-9, atol=1e-12), f"update {update}"
-        assert np.allclose(direction, solver._apply(grad + y), rtol=1e-9, atol=1e-12)
+        assert np.allclose(solver._apply(y), s, rtol=1e-5, atol=1e-6), f"update {update}"
+        assert np.allclose(direction, solver._apply(grad + y), rtol=1e-5, atol=1e-6)
         assert solver._pending == 2 * ((done + update + 1) % graph.BFGS_BATCH)
         dense = np.stack([solver._apply(e) for e in np.eye(logistic_l2.d)[:, None, :].repeat(4, axis=1)], axis=-1)
-        assert np.allclose(dense, dense.transpose(0, 2, 1), atol=1e-10)
+        assert np.allclose(dense, dense.transpose(0, 2, 1), atol=1e-6)
 
 
 # ---------------------------------------------------------------------- the chapter's runs: pinned, and on threads

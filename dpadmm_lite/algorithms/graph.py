@@ -137,7 +137,8 @@ def _add_products_per_agent(L, R, out) -> None:
     if not out.flags.c_contiguous:  # gemm would write into a copy
         out += np.matmul(L, R)
         return
-    gemm = scipy.linalg.blas.dgemm
+    gemm = scipy.linalg.blas.sgemm if out.dtype == np.float32 else scipy.linalg.blas.dgemm
+    L, R = L.astype(out.dtype, copy=False), R.astype(out.dtype, copy=False)
     for p in range(L.shape[0]):  # N BLAS calls, as in _gram_per_agent
         gemm(1.0, R[p].T, L[p].T, beta=1.0, c=out[p].T, overwrite_c=True)
 
@@ -446,10 +447,12 @@ class LocalSolver:
     def _apply(self, v):
         """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
         folded into it (the Newton direction is ``H grad``)."""
+        v32 = v.astype(np.float32)  # the inverses are single precision (:meth:`_newton`), so is their product
         if sys.platform == "emscripten":  # numpy has no BLAS there: its batched product took 348 µs on the Zhang & Zhu
-            out = np.einsum("pij,pj->pi", self._inverse, v)  # panel's 20 × 104 × 104 inverses, einsum 111 µs
+            out = np.einsum("pij,pj->pi", self._inverse, v32)  # panel's 20 × 104 × 104 inverses, einsum 111 µs
         else:
-            out = np.matmul(self._inverse, v[:, :, None])[:, :, 0]
+            out = np.matmul(self._inverse, v32[:, :, None])[:, :, 0]
+        out = out.astype(float)  # the corrections and the step are double
         k = self._pending
         if k:
             left, right, _ = self._buffers
@@ -533,7 +536,9 @@ class LocalSolver:
                     self._hessian, fresh = data.hessians(Z), True
                     self.hessian_refreshes += 1
                 d = self._hessian.shape[-1]
-                self._inverse = np.linalg.inv(self._hessian + shift[:, None, None] * np.eye(d))
+                # inverted in double, kept in single precision: every step reads all of them (Adult, 20 agents:
+                # 1.7 MB in double, pushed out of the cache by each pass over the data); they only precondition
+                self._inverse = np.linalg.inv(self._hessian + shift[:, None, None] * np.eye(d)).astype(np.float32)
                 self._pending = 0
                 self._shift = shift.copy()
             if direction is None:
