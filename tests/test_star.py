@@ -18,6 +18,8 @@ import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems
 from dpadmm_lite.algorithms import star
 
+from algorithm_cases import check_record_every
+
 STAR = ["admm_star", "pvp_star", "dvp_star", "dp_admm_star", "dp_sgd_star"]
 
 
@@ -489,6 +491,13 @@ def test_sparse_and_dense_stacks_agree(small):
     np.testing.assert_allclose(sparse.row_norms(), dense.row_norms(), atol=1e-15)
     z = np.einsum("jd,jd->j", problem_sparse.X, W[owner])  # sample j against its own agent's model
     np.testing.assert_allclose(dense.margins(W)[agents.mask], z[np.argsort(owner, kind="stable")], atol=1e-14)
+
+
+@pytest.mark.parametrize("name,reg", [(n, r) for n in STAR for r in ("l1", "l2") if (n, r) != ("dvp_star", "l1")])
+def test_recording_every_kth_iteration_keeps_the_run_and_scores_those_iterations(small, name, reg):
+    private = {} if name == "admm_star" else {"epsilon": 2.0, "delta": 1e-5}
+    check_record_every(lambda k: dl.run(name, small[reg], rho=0.5, iterations=23, n_agents=4, seed=3, record_every=k,
+                                        **private))
 
 
 # ---------------------------------------------------------------------- bad input, extreme values
