@@ -239,9 +239,16 @@ def grid(
         shipped = _InWorker(task)  # prepares a worker process's allocator before its first task
         backend, _ = joblib.parallel.get_active_backend()
         batch_size = DASK_BATCH_SIZE if type(backend).__name__ == "DaskDistributedBackend" else "auto"
-        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator", batch_size=batch_size)(
-            joblib.delayed(shipped)(**s) for s in settings)
-        results = list(tqdm(results, total=len(settings), desc=name, disable=not progress))
+        # seed by seed: every setting of the first seed, then of the next. The runs of one seed share its deal
+        # of the records to the agents, which the algorithms keep from one run to the next (a star run of
+        # Huang et al.'s chapter restacked 40,000 records at each new deal: 0.21 s a run with the seeds
+        # innermost, 0.17 s seed by seed); the frame is in grid order all the same
+        order = sorted(range(len(settings)), key=lambda i: i % len(seeds))
+        done = joblib.Parallel(n_jobs=n_jobs, return_as="generator", batch_size=batch_size)(
+            joblib.delayed(shipped)(**settings[i]) for i in order)
+        results = [None] * len(settings)
+        for result, i in zip(tqdm(done, total=len(settings), desc=name, disable=not progress), order):
+            results[i] = result
     frame = pd.concat([_rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
 
     if key is not None:

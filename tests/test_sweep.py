@@ -85,6 +85,21 @@ def test_an_explicit_n_jobs_still_works_and_bad_ones_are_named(cache):
             sweep.grid(_where, {"epsilon": [0.1]}, name="bad", n_jobs=bad)
 
 
+def test_runs_go_seed_by_seed_and_the_frame_is_in_grid_order(cache):
+    calls = []
+
+    def task(epsilon, rho, seed):
+        calls.append((epsilon, rho, seed))
+        return {"value": len(calls)}
+
+    frame = sweep.grid(task, {"epsilon": [0.1, 0.2], "rho": [1.0, 2.0]}, seeds=[7, 3], name="order", cache=False,
+                       progress=False)
+    settings = [(e, r) for e in (0.1, 0.2) for r in (1.0, 2.0)]
+    assert calls == [(e, r, s) for s in (7, 3) for e, r in settings]  # every setting of seed 7, then of seed 3
+    assert list(zip(frame["epsilon"], frame["rho"], frame["seed"])) == [(e, r, s) for e, r in settings for s in (7, 3)]
+    assert frame["value"].tolist() == [1, 5, 2, 6, 3, 7, 4, 8]  # each row is its own run's result
+
+
 def test_progress_bar_names_the_sweep(cache, capsys):
     sweep.grid(_where, {"epsilon": [0.1, 0.2]}, name="shown", cache=False, progress=True)
     err = capsys.readouterr().err
