@@ -179,7 +179,9 @@ def grid(
     grid
         Setting name → values; the sweep covers their Cartesian product.
     seeds
-        Seeds to repeat each setting with (spread across seeds is what charts shade).
+        Seeds to repeat each setting with (spread across seeds is what charts shade). The runs go
+        seed by seed (every setting of the first seed, then of the next), so that the runs of one
+        seed follow one another; the frame is in grid order all the same.
     name
         Name of the sweep (part of the cache key and the progress-bar label).
     n_jobs
