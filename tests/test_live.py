@@ -88,9 +88,11 @@ def test_run_live_button_reruns_the_library_in_the_browser(site_dir, server, bro
         assert {r["topology"] for r in before} == {"ring"} and {r["rho"] for r in before} == {0.01}
         # the chapter's own numbers: the library in WebAssembly computes what it computes natively
         native = live.run_panel("admm", {"rho": 0.01, "topology_name": "ring", "n_agents": 10, "iterations": 100})
-        # the same numbers as native CPython, to rounding: at the panel's start (ρ = 0.01, 100 iterations, the
-        # static chart's setting) the two builds' last bits grow to a relative 5e-7 in the smallest gaps
-        assert [r["value"] for r in before] == pytest.approx([r["value"] for r in native["rows"]], rel=1e-6)
+        # the same numbers as native CPython, to the local solvers' tolerance: their Newton inverses are single
+        # precision, which the two builds round apart (numpy's einsum there, BLAS here), and each solve may stop
+        # anywhere within inner_tol; at the panel's start (ρ = 0.01, 100 iterations, the static chart's setting)
+        # the gaps of the last iterations (2e-5) then differ by 2e-9
+        assert [r["value"] for r in before] == pytest.approx([r["value"] for r in native["rows"]], rel=1e-6, abs=1e-8)
         runs = int(panel.get_attribute("data-live-runs"))
         slider = page.locator("#dpadmm-live-rho")
         slider.evaluate("(el) => { el.value = String(Number(el.value) + 1); el.dispatchEvent(new Event('input')); }")
