@@ -448,8 +448,8 @@ class LocalSolver:
         """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
         folded into it (the Newton direction is ``H grad``)."""
         v32 = v.astype(np.float32)  # the inverses are single precision (:meth:`_newton`), so is their product
-        if sys.platform == "emscripten":  # numpy has no BLAS there: its batched product took 348 µs on the Zhang & Zhu
-            out = np.einsum("pij,pj->pi", self._inverse, v32)  # panel's 20 × 104 × 104 inverses, einsum 111 µs
+        if sys.platform == "emscripten":  # numpy has no BLAS there: on the Zhang & Zhu panel's 20 × 104 × 104 inverses
+            out = np.einsum("pij,pj->pi", self._inverse, v32)  # (in double) its batched product took 348 µs, einsum 111
         else:
             out = np.matmul(self._inverse, v32[:, :, None])[:, :, 0]
         out = out.astype(float)  # the corrections and the step are double
