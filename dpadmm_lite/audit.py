@@ -7,6 +7,8 @@ numbers from the outside, without reading the algorithms' code:
   :mod:`dpadmm_lite.mechanisms` (which mechanism, the σ or ζ asked for, the values) and may
   replace what the algorithm receives: switch one draw off, inject a chosen vector, or scale all
   of them (:func:`scaled_noise` — "the same algorithm with deliberately halved noise").
+  :func:`intercept_sampling` does the same for every Poisson sample (the rate it is drawn at, who
+  takes part).
 * :func:`epsilon_lower_bound` — the statistics of an empirical privacy audit (Jagielski, Ullman &
   Oprea 2020; Nasr, Song, Thakurta, Papernot & Carlini 2021): from the outputs of many runs on two
   neighbouring datasets, a threshold test that tries to tell them apart, and Clopper–Pearson
@@ -80,7 +82,7 @@ from . import mechanisms
 __all__ = ["Draw", "intercept_noise", "scaled_noise", "clopper_pearson", "epsilon_lower_bound", "detection_power",
            "runs_needed", "AuditResult", "audit_gaussian_mechanism", "canary_neighbours", "audit_algorithm",
            "tiny_problem", "canary_pair", "CANARIES", "CANARY_DESCRIPTIONS", "STANDARD_AUDITS", "HOLD_SEED", "Unaudited",
-           "NOT_AUDITED", "standard_audits"]
+           "NOT_AUDITED", "standard_audits", "Sample", "intercept_sampling"]
 
 _ORIGINAL = {"gaussian": mechanisms.gaussian, "laplace_l2": mechanisms.l2_laplace}
 _ATTRIBUTE = {"gaussian": "gaussian", "laplace_l2": "l2_laplace"}
@@ -198,6 +200,139 @@ def scaled_noise(factor: float):
     """
     factor = check.nonnegative("factor", factor)
     return intercept_noise(lambda i, draw: draw.raw * factor)
+
+
+# ====================================================================== seeing (and editing) every Poisson sample
+@dataclass
+class Sample:
+    """One Poisson-sampled release during a run: the rate its sample was drawn at, and who took part.
+
+    Attributes
+    ----------
+    rate
+        The probability with which the run asked the sampler to take each record (or user): the rate
+        the run draws at, whatever its ledger records.
+    n
+        How many records (or users) it sampled from.
+    drawn
+        Who the sampler drew (record indices).
+    members
+        Who took part (``drawn`` unless an edit replaced it).
+    """
+
+    rate: float
+    n: int
+    drawn: np.ndarray
+    members: np.ndarray
+
+
+_SAMPLE_LAYERS: list = []  # active (edit, log) pairs of intercept_sampling, outermost first
+_SAMPLERS_INSTALLED: list = []  # (module, attribute, original) patched while any layer is active
+
+
+def _sampled(rate: float, n: int, drawn: np.ndarray) -> np.ndarray:
+    """Log one sample with every active layer and apply their edits (outermost first)."""
+    members = drawn
+    for edit, log in list(_SAMPLE_LAYERS):
+        sample = Sample(float(rate), int(n), members, members)
+        if edit is not None:
+            new = edit(len(log), sample)
+            if new is not None:
+                new = np.unique(np.asarray(new, dtype=np.intp))
+                if new.size and (new[0] < 0 or new[-1] >= n):
+                    raise ValueError(f"edit must return record indices in [0, {n - 1}], got {new!r}")
+                sample.members = new
+        log.append(sample)
+        members = sample.members
+    return members
+
+
+def _batch_sampler(original):
+    """A minibatch sampler ``(rng, n, rate) -> indices`` that every layer sees (and may edit)."""
+
+    def patched(rng, n, rate):
+        return _sampled(rate, n, original(rng, n, rate))
+
+    patched.__wrapped__ = original
+    return patched
+
+
+def _schedule_sampler(original):
+    """A participation schedule (the Poisson sampling of users, round after round) whose rounds every layer
+    sees (and may edit): positions ``round · n + user``, handed out up to a round boundary."""
+
+    class Sampled(original):
+        def take(self, end):
+            drawn = super().take(end)  # the real schedule first: its stream is consumed as without the audit
+            start, self._audit_end = getattr(self, "_audit_end", 0), end
+            rounds = np.arange(start // self.n, -(-end // self.n))
+            cuts = np.searchsorted(drawn, np.append(rounds, rounds[-1] + 1) * self.n) if rounds.size else []
+            out = [r * self.n + _sampled(self.q, self.n, drawn[lo:hi] - r * self.n)  # one sample per round
+                   for r, lo, hi in zip(rounds, cuts[:-1], cuts[1:])]
+            return np.concatenate(out).astype(np.intp, copy=False) if out else drawn
+
+    Sampled.__wrapped__ = original
+    return Sampled
+
+
+def _install_samplers() -> None:
+    from .algorithms import fixed_point, stochastic
+
+    originals = {stochastic._poisson_batch: _batch_sampler, fixed_point._Schedule: _schedule_sampler}
+    patches = {original: wrap(original) for original, wrap in originals.items()}
+    for module in [m for name, m in list(sys.modules.items()) if m and name.split(".")[0] == __package__]:
+        for attribute, value in list(vars(module).items()):
+            if any(value is original for original in originals):
+                _SAMPLERS_INSTALLED.append((module, attribute, value))
+                setattr(module, attribute, patches[value])
+
+
+def _uninstall_samplers() -> None:
+    while _SAMPLERS_INSTALLED:
+        module, attribute, original = _SAMPLERS_INSTALLED.pop()
+        setattr(module, attribute, original)
+
+
+@contextlib.contextmanager
+def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None = None) -> Iterator[list[Sample]]:
+    """See — and optionally replace — every Poisson sample a run draws inside the block.
+
+    The minibatches of DP-SADMM, DP-VRADMM and ssADMM (one sample per step) and the participations of
+    Cyffers et al.'s federated ADMM and proximal DP-SGD (one sample per round) are drawn by two samplers;
+    inside the block each sample is logged with the rate the run drew it at and who took part.
+
+    Parameters
+    ----------
+    edit
+        ``edit(i, sample) -> indices or None``, called for the ``i``-th sample of the block: the records
+        that take part instead of ``sample.drawn`` (``None`` keeps the draw). The real sampler is always
+        called first, so its stream is consumed exactly as without the edit.
+
+    Yields
+    ------
+    list of Sample
+        Filled as the run samples.
+
+    Notes
+    -----
+    Patches the samplers of :mod:`dpadmm_lite.algorithms.stochastic` (``_poisson_batch``) and
+    :mod:`dpadmm_lite.algorithms.fixed_point` (``_Schedule``) wherever the package refers to them, for
+    the duration of the block; blocks nest (an outer block's edit is applied first); not thread-safe.
+    Federated ADMM replays its schedule before the run to count the participations its ledger charges
+    (a replay the block logs too, unless it is memoised), so an edit of its samples makes the run refuse:
+    its ledger would no longer describe it.
+    """
+    log: list[Sample] = []
+    layer = (edit, log)
+    if not _SAMPLE_LAYERS:
+        _install_samplers()
+    _SAMPLE_LAYERS.append(layer)
+    try:
+        yield log
+    finally:
+        _SAMPLE_LAYERS.remove(layer)
+        if not _SAMPLE_LAYERS:
+            _uninstall_samplers()
 
 
 # ====================================================================== the statistics of an audit
@@ -734,7 +869,8 @@ def tiny_problem(loss: str = "logistic"):
 
 
 #: The canaries of :func:`canary_pair`.
-CANARIES = ("squared", "logistic", "logistic-far-optimum", "logistic-far-step", "squared-one-record", "squared-walk")
+CANARIES = ("squared", "logistic", "logistic-far-optimum", "logistic-far-step", "squared-one-record", "squared-walk",
+            "squared-sampled")
 #: Each canary of :data:`CANARIES` in a reader's words (the book's audit table; see :func:`canary_pair`).
 CANARY_DESCRIPTIONS = {
     "squared": "ridge regression, 20 records; the canary at the norm bound, labels ±1",
@@ -745,7 +881,12 @@ CANARY_DESCRIPTIONS = {
                          "a misclassified canary, mirrored",
     "squared-one-record": "ridge regression on the canary alone, labels ±10",
     "squared-walk": "ridge regression, 2 records; the canary is the walk's first user, labels ±10",
+    "squared-sampled": "ridge regression, 200 records: the canary, labels ±10, among 199 zero rows; "
+                       "minibatches of expected size 1",
 }
+#: Records of the "squared-sampled" canary: a minibatch of expected size b = 1 among them is drawn at the rate
+#: 1/200 of Liu et al.'s chapter (b = 50 of its 10,000 training rows).
+_SAMPLED_RECORDS = 200
 #: The labels ±10 of the one-record canaries: ten times the unit rows' norm, so that both versions'
 #: residuals (and so their clipped gradients or clipped differences) point in opposite directions at
 #: full clip — the whole replace-one sensitivity 2C.
@@ -778,6 +919,10 @@ def canary_pair(kind: str = "logistic"):
     * ``"squared-walk"`` — the same on two records, the canary being the user a random walk of seed 0
       visits first (``private_admm_walk``, one step, the path held fixed: see ``hold_seed`` of
       :func:`audit_algorithm`).
+    * ``"squared-sampled"`` — the canary of ``"squared-one-record"`` among 199 rows of zeros (label 0),
+      whose gradients vanish at every model: a minibatch of expected size 1 is drawn at rate 1/200, and
+      the release depends on the sample only through the canary's membership, so that the canary is in
+      the sample in 1/200 of the runs and shows its whole sensitivity when it is.
     * ``"logistic-far-optimum"`` — for an exact minimiser (``pvp_star``, one step, ρ =
       :data:`FAR_OPTIMUM_RHO`): 20,000 records in d = 3 (the other records at ±φ around e₁ in the (e₁, e₃)
       plane hold the minimiser 60 units out along e₁) and a canary ``−(cos θ e₁ ± sin θ e₂)`` (label +1,
@@ -805,6 +950,11 @@ def canary_pair(kind: str = "logistic"):
         base = ridge.with_data(ridge.X[:n], ridge.y[:n])
         record = 0 if n == 1 else _walk_first_user(n)
         return canary_neighbours(base, record=record, labels=(-_FAR_LABEL, _FAR_LABEL))
+    if kind == "squared-sampled":
+        ridge = tiny_problem("squared")
+        X, y = np.zeros((_SAMPLED_RECORDS, ridge.d)), np.zeros(_SAMPLED_RECORDS)
+        X[0] = ridge.X[0]  # replaced by the canary
+        return canary_neighbours(ridge.with_data(X, y), labels=(-_FAR_LABEL, _FAR_LABEL))
     if kind == "logistic-far-optimum":
         m, v, margin = _FAR_OPTIMUM["records"], _FAR_OPTIMUM["distance"], _FAR_OPTIMUM["canary_margin"]
         cos_phi = 1.2785 / v

@@ -7,6 +7,8 @@
   independent reference optimum (log-barrier Newton) of an ℓ1-logistic problem.
 * Privacy: T Poisson-subsampled Gaussian releases with the per-record bound c/b, replace-one; the
   accountant certifies the target ε end to end (not less, not more than 1 % below), σ shrinks with b.
+* What a trace reports of the work: the expected per-example gradients b·t, the same at every seed; the
+  drawn batch sizes only under a key that says they are not private.
 * Bad inputs name the parameter.
 """
 
@@ -18,8 +20,8 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import accounting, datasets, problems
-from dpadmm_lite.algorithms import chen_lee
+from dpadmm_lite import accounting, audit, datasets, problems
+from dpadmm_lite.algorithms import chen_lee, stochastic
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +95,28 @@ def test_privacy_end_to_end(l1):
         assert accounting.ledger_epsilon(trace.ledger, 1e-5) == pytest.approx(trace.privacy.epsilon)
     small, large = (chen_lee.noise_scale(l1, epsilon=1.0, delta=1e-5, iterations=60, batch_size=b)[0] for b in (12, 48))
     assert large < small  # a larger batch needs less noise per averaged gradient
+
+
+def test_released_counts_are_b_t_and_the_drawn_sizes_only_a_diagnostic(l1):
+    """b·t per-example gradients after t steps (q·t passes), at every seed; the drawn |B_t|, which would weaken
+    the amplification by sampling, summed under a key that says they are not private — exactly the sizes the
+    sampler drew, following the seed, with the expectation b·t over 150 seeds."""
+    key = stochastic.REALISED_EVALUATIONS
+    assert "not private" in key
+    traces = []
+    for seed in range(150):
+        with audit.intercept_sampling() as samples:
+            traces.append(dl.run("ssadmm", l1, epsilon=1.0, delta=1e-5, rho=0.5, iterations=24, seed=seed,
+                                 batch_size=20, record_every=6))
+        sizes = np.cumsum([len(s.members) for s in samples])
+        np.testing.assert_array_equal(traces[-1].metrics[key], sizes[[5, 11, 17, 23]])
+    for t in traces:
+        np.testing.assert_array_equal(t.metrics["steps"], [6, 12, 18, 24])
+        np.testing.assert_array_equal(t.metrics["gradient_evaluations"], [120, 240, 360, 480])  # b·t
+        np.testing.assert_array_equal(t.metrics["passes"], np.array([120, 240, 360, 480]) / l1.n)
+    realised = np.array([t.metrics[key][-1] for t in traces])
+    assert len(set(realised)) > 1
+    assert abs(realised.mean() - 480) < 5 * realised.std(ddof=1) / math.sqrt(len(realised))
 
 
 def test_the_squared_loss_needs_a_clip_and_fused_problems_are_refused(l1):

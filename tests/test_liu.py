@@ -15,6 +15,9 @@
   bound against worst-case records; Algorithm 1 as printed (exact snapshot gradient) gets the ε of a
   split of its noise, checked against the exact Gaussian ε where the split is exact (q = 1) and
   against the two parts' own ε (lower bounds).
+* What a trace reports of the work: the expected per-example gradients (b per minibatch, n per
+  snapshot), the same whatever batches were drawn; the drawn sizes only under a key that says they are
+  not private.
 * The exercise checks answer like a teacher.
 """
 
@@ -26,7 +29,7 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import accounting, datasets, problems, smoothing
+from dpadmm_lite import accounting, audit, datasets, problems, smoothing
 from dpadmm_lite.algorithms import stochastic as st
 from dpadmm_lite.exercises import liu2022 as ex
 
@@ -562,6 +565,48 @@ def test_the_noise_actually_added_has_the_ledgers_sigma(fused):
     chi2 = float((z**2).sum())
     p = 2 * min(stats.chi2.cdf(chi2, z.size), stats.chi2.sf(chi2, z.size))
     assert p > 1e-3 and abs(math.sqrt(chi2 / z.size) - 1) < 0.1
+
+
+# ---------------------------------------------------------------------- counted work
+_RUNS = {
+    "dp_sadmm": dict(iterations=20, record_every=5, batch_size=30),
+    "dp_vradmm": dict(iterations=3, batch_size=30, inner=7),
+}
+
+
+def _expected(name, problem, steps):
+    """b per minibatch (DP-SADMM), or per epoch n for the snapshot and 2 per record of m minibatches (DP-VRADMM)."""
+    if name == "dp_sadmm":
+        return 30 * steps
+    return (steps / 7) * (problem.n + 2 * 7 * 30)
+
+
+@pytest.mark.parametrize("name", sorted(_RUNS))
+def test_released_counts_are_expectations_and_the_drawn_sizes_only_a_diagnostic(fused, name):
+    """The work a trace reports is the expectation of the sampled count, the same at every seed; the drawn batch
+    sizes, which would show each |B_t| (and weaken the amplification by sampling), are under a key that says they
+    are not private, and are exactly the sizes the sampler drew; over 150 seeds their mean is the expectation."""
+    realised_key = st.REALISED_EVALUATIONS
+    assert "not private" in realised_key
+    traces = []
+    for seed in range(150):
+        with audit.intercept_sampling() as samples:
+            traces.append(dl.run(name, fused, epsilon=1.0, delta=1e-5, rho=0.5, seed=seed, **_RUNS[name]))
+        sizes = np.array([len(s.members) for s in samples], float)
+        t = traces[-1]
+        if name == "dp_sadmm":
+            drawn = np.cumsum(sizes)[t.metrics["steps"].astype(int) - 1]
+        else:
+            drawn = np.cumsum(fused.n + 2 * sizes.reshape(-1, 7).sum(axis=1))
+        np.testing.assert_array_equal(t.metrics[realised_key], drawn)
+    first = traces[0]
+    np.testing.assert_array_equal(first.metrics["gradient_evaluations"], _expected(name, fused, first.metrics["steps"]))
+    np.testing.assert_array_equal(first.metrics["passes"], first.metrics["gradient_evaluations"] / fused.n)
+    assert all(np.array_equal(t.metrics["gradient_evaluations"], first.metrics["gradient_evaluations"]) for t in traces)
+    realised = np.array([t.metrics[realised_key][-1] for t in traces])
+    assert len(set(realised)) > 1  # the drawn sizes follow the seed: that is what must not be released
+    spread = realised.std(ddof=1) / math.sqrt(len(realised))
+    assert abs(realised.mean() - first.metrics["gradient_evaluations"][-1]) < 5 * spread
 
 
 # ---------------------------------------------------------------------- the exercises

@@ -25,6 +25,7 @@ import pytest
 import dpadmm_lite as dl
 import privacy_harness as H
 from dpadmm_lite import audit, labels
+from dpadmm_lite.algorithms import chen_lee, fixed_point, stochastic
 
 PRIVATE = dl.algorithms().private
 
@@ -288,3 +289,52 @@ def test_the_star_canaries_reach_the_lemmas_sensitivity(name, least):
     first by 0.995 of Δ_k, and three releases expose 0.83 of the reported loss (the first, at w = 0, ½)."""
     result = _standard(name, 1.0)
     assert result.details["reach"] >= least, f"{name}: reach {result.details['reach']:.3f} < {least}"
+
+
+# ====================================================================== sampled settings
+def test_the_samplers_take_each_record_at_the_rate_they_are_called_with():
+    """The sampled audits draw the canary's membership at the rate the run's sampler was called with, so the two
+    samplers must take every record with exactly that probability, independently: 20,000 minibatches of
+    ``_poisson_batch`` and 20,000 rounds of the participation schedule, each record's frequency within 5
+    binomial standard deviations of q, and the minibatch sizes of Binomial(n, q) mean and variance."""
+    n, q, draws = 40, 0.15, 20_000
+    rng = np.random.default_rng(1)
+    batches = [stochastic._poisson_batch(rng, n, q) for _ in range(draws)]
+    taken = np.zeros(n)
+    for b in batches:
+        assert len(np.unique(b)) == len(b)  # without replacement
+        taken[b] += 1
+    spread = 5 * math.sqrt(q * (1 - q) / draws)
+    assert np.all(np.abs(taken / draws - q) < spread), taken / draws
+    sizes = np.array([len(b) for b in batches])
+    assert abs(sizes.mean() - n * q) < 5 * math.sqrt(n * q * (1 - q) / draws)
+    assert sizes.var() == pytest.approx(n * q * (1 - q), rel=0.05)
+    positions = fixed_point._Schedule(np.random.default_rng(2), q, n).take(draws * n)
+    per_user = np.bincount(positions % n, minlength=n) / draws
+    assert np.all(np.abs(per_user - q) < spread), per_user
+
+
+def test_intercepted_samples_are_the_runs_own_and_edits_force_who_takes_part():
+    D, _ = audit.canary_pair("squared-sampled")
+    options = dict(epsilon=2.0, delta=1e-3, rho=1.0, iterations=30, batch_size=20, clip=0.1, seed=4)
+    plain = dl.run("dp_sadmm", D, **options)
+    with audit.intercept_sampling() as samples:
+        seen = dl.run("dp_sadmm", D, **options)
+    assert np.array_equal(plain.model, seen.model) and len(samples) == 30
+    assert all(s.rate == 20 / 200 and s.n == 200 for s in samples)
+    realised = plain.metrics[stochastic.REALISED_EVALUATIONS]
+    assert np.array_equal(np.cumsum([len(s.members) for s in samples]), realised)  # the diagnostic is these sizes
+    with audit.intercept_sampling(lambda i, sample: [0, 7]), audit.intercept_sampling() as inner:
+        canary_in = dl.run("dp_sadmm", D, **options)
+    assert all(list(s.drawn) == [0, 7] for s in inner)  # the inner block sees the outer block's edit
+    with audit.intercept_sampling(lambda i, sample: [7]):
+        canary_out = dl.run("dp_sadmm", D, **options)
+    with audit.intercept_sampling(lambda i, sample: []):
+        nobody = dl.run("dp_sadmm", D, **options)
+    assert np.array_equal(canary_out.model, nobody.model)  # a zero row moves nothing …
+    assert not np.allclose(canary_in.model, canary_out.model)  # … the canary does
+    with audit.intercept_sampling() as rounds:
+        dl.run("dp_prox_sgd", D, epsilon=2.0, delta=1e-3, iterations=6, sampling_rate=0.3, clip=0.1, step=0.5)
+    assert len(rounds) == 6 and all(s.rate == 0.3 and s.n == 200 for s in rounds)  # one sample per round
+    assert chen_lee._poisson_batch is stochastic._poisson_batch  # restored, in every module that uses it
+    assert stochastic._poisson_batch.__module__ == stochastic.__name__ and fixed_point._Schedule.__name__ == "_Schedule"

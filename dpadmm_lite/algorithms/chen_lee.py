@@ -56,6 +56,7 @@ from .. import mechanisms
 from ..registry import register
 from ..trace import PrivacyEvent, Trace, from_iterates
 from ._blas import single_blas_thread
+from .stochastic import REALISED_EVALUATIONS, _poisson_batch
 
 __all__ = ["ssadmm", "sladmm", "noise_scale", "OUTPUTS"]
 
@@ -128,7 +129,8 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, batch
 
 
 def _iterate(problem, *, rho, iterations, sigma, seed, batch_size, q, eta, clip, output, record_every):
-    """The T steps; returns (released models (K, d), per-example gradients so far (K,), steps (K,), noise)."""
+    """The T steps; returns (released models (K, d), per-example gradients evaluated so far (K,): the drawn
+    batch sizes, not private; steps (K,), noise)."""
     X, y, n, d = problem.X, problem.y, problem.n, problem.d
     T = iterations
     batch_rng, noise_rng = np.random.default_rng(seed).spawn(2)
@@ -138,7 +140,7 @@ def _iterate(problem, *, rho, iterations, sigma, seed, batch_size, q, eta, clip,
     x, z, w = np.zeros(d), np.zeros(d), np.zeros(d)  # x₀ = y₀ = w₀ = 0: data-independent
     denominator = 1.0 / eta + rho
     for t in range(T):
-        idx = batch_rng.choice(n, size=batch_rng.binomial(n, q), replace=False)  # B_t: Poisson, rate q
+        idx = _poisson_batch(batch_rng, n, q)  # B_t: Poisson, rate q
         X_B = X[idx]
         slopes = problem._dloss_of_margin(X_B @ x, y[idx])  # ∇f_i(x) = ℓ'(a_iᵀx) a_i
         if clip is not None:  # per-example clipping: ‖∇f_i‖ = |ℓ'|·‖a_i‖
@@ -175,16 +177,18 @@ def _run(problem, *, epsilon, delta, rho, iterations, seed, batch_size, eta, cli
     sigma, ledger = noise_scale(problem, epsilon=epsilon, delta=delta, iterations=iterations, batch_size=b,
                                 clip=clip) if private else (0.0, [])
     with single_blas_thread():
-        released, evaluations, steps, _ = _iterate(problem, rho=rho, iterations=iterations, sigma=sigma, seed=seed,
-                                                   batch_size=b, q=q, eta=eta, clip=clip, output=output,
-                                                   record_every=record_every)
+        released, realised, steps, _ = _iterate(problem, rho=rho, iterations=iterations, sigma=sigma, seed=seed,
+                                                batch_size=b, q=q, eta=eta, clip=clip, output=output,
+                                                record_every=record_every)
+        evaluations = b * steps  # expected: b per step (what the release may report; module doc)
         noise = {"sigma": sigma, "batch_size": b, "sampling_rate": q}
         if ledger:
             noise.update(sensitivity=ledger[0].sensitivity, noise_multiplier=ledger[0].noise_multiplier,
                          releases=iterations, calibration="accountant")
         return from_iterates(
             problem, "", released, noise=noise, ledger=ledger, delta=delta,
-            metrics={"gradient_evaluations": evaluations, "passes": evaluations / problem.n, "steps": steps},
+            metrics={"gradient_evaluations": evaluations, "passes": evaluations / problem.n, "steps": steps,
+                     REALISED_EVALUATIONS: realised},
             params={"rho": rho, "batch_size": b, "eta": eta, "clip": clip, "output": output, "record_every": record_every,
                     "lipschitz": c})
 
@@ -218,8 +222,12 @@ _DOC = """
     -------
     Trace
         Per recorded step the objective, gap and test accuracy of the released model,
-        ``metrics["gradient_evaluations"]``, ``metrics["passes"]`` and ``metrics["steps"]``;
-        ``noise`` (σ, b, q, the sensitivity), the ``ledger`` and ``privacy`` (unified accountant).
+        ``metrics["gradient_evaluations"]`` (the per-example gradients expected so far, b·t),
+        ``metrics["passes"]`` (the same over n, q·t) and ``metrics["steps"]``; ``noise`` (σ, b, q,
+        the sensitivity), the ``ledger`` and ``privacy`` (unified accountant). A diagnostic that
+        no ε covers: ``metrics["realised_gradient_evaluations (not private)"]``, the gradients
+        actually evaluated (the drawn batch sizes |B_t| summed): publishing every |B_t| weakens
+        the amplification by sampling that the ε counts on.
 """
 
 

@@ -109,7 +109,7 @@ from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iter
 from ._blas import single_blas_thread
 
 __all__ = ["dp_sadmm", "sadmm", "dp_vradmm", "svrg_admm", "graph_guided_logistic", "RidgeProblem",
-           "settings", "noise_scale", "CALIBRATIONS", "CONVEXITY"]
+           "settings", "noise_scale", "CALIBRATIONS", "CONVEXITY", "REALISED_EVALUATIONS"]
 
 #: How σ is chosen for a finite ε: the unified accountant (ε, δ end to end), or the paper's theorem.
 CALIBRATIONS = ("accountant", "paper")
@@ -119,6 +119,11 @@ CONVEXITY = ("general", "strong")
 
 #: Default ν of every algorithm here (the paper's Fig. 1 compares ν = 0, 2, 3).
 DEFAULT_NU = 2.0
+
+#: The ``Trace.metrics`` key of the per-example gradients a run actually evaluated: the realised
+#: Poisson batch sizes, a diagnostic that no ε covers (revealing every |B_t| weakens the amplification by
+#: sampling). ``metrics["gradient_evaluations"]`` and ``metrics["passes"]`` are their expectations.
+REALISED_EVALUATIONS = "realised_gradient_evaluations (not private)"
 
 
 # ====================================================================== the strongly convex problem
@@ -512,6 +517,17 @@ def noise_scale(problem, s: Settings, *, epsilon: float, delta: float, iteration
 
 
 # ====================================================================== shared pieces of an iteration
+def _poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
+    """B_t: every record independently with probability ``rate`` (Poisson sampling, as the ledger records it).
+
+    A Binomial(n, rate) size, then that many records uniformly without replacement: each record is in the
+    batch with probability ``rate``, independently of the others. Every minibatch of this module and of
+    :mod:`~dpadmm_lite.algorithms.chen_lee` is drawn here, so that an audit sees the rate each batch is
+    drawn at (:func:`dpadmm_lite.audit.intercept_sampling`).
+    """
+    return rng.choice(n, size=rng.binomial(n, rate), replace=False)
+
+
 def _dual_from_gradient(problem, gradient, rho):
     """λ = −(1/β)(Aᵀ)^†∇f (Algorithm 1, initialisation and line 12, SC case)."""
     return -(problem.constraint_pinv_T @ gradient) / rho
@@ -553,7 +569,8 @@ class _Run:
 
     released: np.ndarray  # (K, d): the model the algorithm would release after each recorded step
     released_y: np.ndarray  # (K, m)
-    evaluations: np.ndarray  # (K,): per-example gradients evaluated so far
+    evaluations: np.ndarray  # (K,): per-example gradients expected so far (b per batch, n per snapshot)
+    realised: np.ndarray  # (K,): per-example gradients evaluated so far (the drawn batch sizes: not private)
     steps: np.ndarray  # (K,): the noisy steps taken so far
     noise: np.ndarray | None = None  # the Gaussian draws (tests)
     extra: dict = field(default_factory=dict)
@@ -570,7 +587,7 @@ def _sadmm_iterate(problem, s: Settings, *, rho, iterations, sigma, seed, record
     x, u = np.zeros(d), np.zeros(A.shape[0])  # x₀ = 0, λ₀ = 0: data-independent
     Ax = A @ x
     for t in range(T):
-        idx = batch_rng.choice(data.n, size=batch_rng.binomial(data.n, q), replace=False)  # B_t: Poisson, rate b/n
+        idx = _poisson_batch(batch_rng, data.n, q)  # B_t: Poisson, rate b/n
         X_B = data.X[idx]
         G = data.slopes(X_B @ x, idx) @ X_B / b + data.ridge * x + U[t]  # line 4 + u_t: (1/b)Σ_{B_t}∇f_i(x_t) + u_t
         y = problem.prox_g(Ax + u, 1.0 / rho)  # line 5: y_{t+1} = argmin r(y) + β/2‖Ax_t − y + λ_t‖²
@@ -585,7 +602,8 @@ def _sadmm_iterate(problem, s: Settings, *, rho, iterations, sigma, seed, record
     cumulative = np.cumsum(weights)[:, None]
     keep = np.unique(np.append(np.arange(record_every - 1, T, record_every), T - 1))  # steps k, 2k, …, and T
     return _Run((np.cumsum(weights[:, None] * xs, axis=0) / cumulative)[keep],
-                (np.cumsum(weights[:, None] * ys, axis=0) / cumulative)[keep], np.cumsum(counts)[keep], keep + 1.0, U)
+                (np.cumsum(weights[:, None] * ys, axis=0) / cumulative)[keep], b * (keep + 1.0),
+                np.cumsum(counts)[keep], keep + 1.0, U)
 
 
 # ====================================================================== DP-VRADMM (Algorithm 1)
@@ -615,7 +633,7 @@ def _vradmm_iterate(problem, s: Settings, *, rho, iterations, sigma, sigma_snaps
         x_sum, y_sum = np.zeros(d), np.zeros(A.shape[0])
         Ax = A @ x
         for t in range(m):
-            idx = batch_rng.choice(data.n, size=batch_rng.binomial(data.n, q), replace=False)  # line 5: B_t
+            idx = _poisson_batch(batch_rng, data.n, q)  # line 5: B_t
             X_B = data.X[idx]
             # line 6 + u_t^s, eq. (6): (1/b)Σ_{B_t}(∇f_i(x_t) − ∇f_i(x̃)) + p̃ + u_t^s (the ridge terms cancel in the difference)
             G = (data.slopes(X_B @ x, idx) - slopes_tilde[idx]) @ X_B / b + data.ridge * (x - x_tilde) + p_hat + U[epoch, t]
@@ -631,7 +649,9 @@ def _vradmm_iterate(problem, s: Settings, *, rho, iterations, sigma, sigma_snaps
     else:  # … or (1/s)Σ_{s' ≤ s} x̃^{s'} (GC), for every prefix s = 1 … S
         k = np.arange(1.0, S + 1)[:, None]
         released, released_y = np.cumsum(snapshots, axis=0) / k, np.cumsum(snapshot_ys, axis=0) / k
-    return _Run(released, released_y, counts, m * np.arange(1.0, S + 1), U,
+    epochs = np.arange(1.0, S + 1)
+    expected = epochs * (data.n + 2 * m * b)  # per epoch: the snapshot's n, and 2 per record of m batches of b
+    return _Run(released, released_y, expected, counts, m * epochs, U,
                 extra={"snapshot_noise": P, "snapshots": snapshots})
 
 
@@ -678,7 +698,7 @@ def _run(problem, name, *, epsilon, delta, rho, iterations, seed, nu, batch_size
         trace = from_iterates(
             problem, "", run.released, noise=noise, ledger=ledger, delta=delta, privacy_paper=paper,
             metrics={"constraint_residual": residual, "gradient_evaluations": run.evaluations,
-                     "passes": run.evaluations / problem.n, "steps": run.steps},
+                     "passes": run.evaluations / problem.n, "steps": run.steps, REALISED_EVALUATIONS: run.realised},
             params={"nu": s.nu, "batch_size": s.batch_size, "convexity": s.convexity, "mu": s.mu, "eta": s.eta,
                     "gamma": s.gamma, "calibration": calibration, "clip": s.clip, "constraint_matrix": A,
                     **({"inner": s.inner, "private_snapshot": bool(private_snapshot)} if vr
@@ -770,10 +790,14 @@ _COMMON_DOC = """
         objective, gap
         and test accuracy of the model the algorithm would release then (the paper's averaged
         output), ``metrics["constraint_residual"]`` ``‖Ax̄ − ȳ‖`` and
-        ``metrics["gradient_evaluations"]`` (per-example gradients evaluated so far),
-        ``metrics["passes"]`` (the same divided by n) and ``metrics["steps"]`` (noisy steps so far);
-        ``noise`` (σ, σ_p, ν, τ, b, q, the sensitivity), the ``ledger``, ``privacy`` (unified
-        accountant) and ``privacy_paper`` (Theorem 2 / Theorem 1).
+        ``metrics["gradient_evaluations"]`` (the per-example gradients expected so far: b per
+        minibatch, and n per DP-VRADMM snapshot), ``metrics["passes"]`` (the same divided by n) and
+        ``metrics["steps"]`` (noisy steps so far); ``noise`` (σ, σ_p, ν, τ, b, q, the sensitivity),
+        the ``ledger``, ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 2 / Theorem 1).
+        A diagnostic that no ε covers: ``metrics[REALISED_EVALUATIONS]``
+        (``"realised_gradient_evaluations (not private)"``), the gradients actually evaluated, from
+        the drawn batch sizes |B_t|; publishing those weakens the amplification by sampling that the
+        ε counts on, so the counts a release may report are the expected ones.
 """
 
 
