@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _validate as check
 
-__all__ = ["MECHANISMS", "NEIGHBOURS", "PrivacyEvent", "PrivacyGuarantee", "NO_PRIVACY"]
+__all__ = ["MECHANISMS", "NEIGHBOURS", "PrivacyEvent", "PrivacyGuarantee", "NO_PRIVACY", "SECRET_SEED"]
 
 #: The noise families the accountant understands.
 MECHANISMS = ("gaussian", "laplace_l2")
@@ -100,6 +100,9 @@ class PrivacyGuarantee:
     ``"unified accountant: PLD"``); ``statement`` is the guarantee in words, e.g. the paper's
     per-iteration claim when the paper gives no end-to-end number.
 
+    ``assumes`` names a condition the guarantee rests on beyond the ledger: :data:`SECRET_SEED` for a
+    run whose noise a caller's seed drew (whoever knows the seed can subtract the noise).
+
     ``covered`` is False when something the run used reads the private data outside the ledger
     (a step size or graph computed from the training rows, the paper's ``c_w = ‖w*‖``, an
     objective-perturbation solve that stopped short of its certified tolerance): no guarantee
@@ -113,6 +116,7 @@ class PrivacyGuarantee:
     statement: str = ""
     covered: bool = True
     reason: str = ""
+    assumes: str = ""
 
     def __post_init__(self):
         if not isinstance(self.covered, (bool, np.bool_)):
@@ -146,3 +150,7 @@ class PrivacyGuarantee:
 
 
 NO_PRIVACY = PrivacyGuarantee(math.inf, 0.0, "no noise: not private")
+
+#: What a guarantee assumes when a caller's seed drew the noise (:attr:`PrivacyGuarantee.assumes`).
+SECRET_SEED = ("the seed passed to the run stays secret: it reproduces every noise draw, and with it the "
+               "released model is no longer private")

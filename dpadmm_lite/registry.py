@@ -17,12 +17,14 @@ import functools
 import importlib
 import inspect
 import math
+import secrets
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from . import _validate as check
 from . import labels as _labels
+from .privacy import SECRET_SEED
 from .problems import counting, work_summary
 from .trace import Trace
 
@@ -273,7 +275,7 @@ def check_arguments(setting: str, arguments: dict) -> dict:
     if "rho" in arguments:
         out["rho"] = check.scale("rho", arguments["rho"])
     if "seed" in arguments:
-        out["seed"] = check.count("seed", arguments["seed"], minimum=0)
+        out["seed"] = None if arguments["seed"] is None else check.count("seed", arguments["seed"], minimum=0)
     if "nu" in arguments:
         try:
             out["nu"] = check.scale("nu", arguments["nu"], allow_zero=True)
@@ -386,7 +388,7 @@ def run(
     delta: float = 1e-5,
     rho: float = 1.0,
     iterations: int = 100,
-    seed: int = 0,
+    seed: int | None = None,
     **options,
 ) -> Trace:
     """Run the registered algorithm ``name`` and return its :class:`Trace`.
@@ -396,21 +398,35 @@ def run(
     ``options`` are checked by the algorithm. ``Trace.wall_time``, ``Trace.work`` (the counted data
     passes, factorizations and solves: :func:`dpadmm_lite.problems.counting`) and ``Trace.params``
     are filled in.
+
+    ``seed=None`` (the default): a private run draws its randomness from fresh OS entropy and keeps
+    no seed (``params["seed"]`` is None), so nobody can reproduce its noise; a run without noise
+    uses seed 0 (only the deal of rows to agents is random there). A whole number seeds the run
+    reproducibly; a private run's guarantee then assumes the seed stays secret
+    (``privacy.assumes`` is :data:`~dpadmm_lite.privacy.SECRET_SEED`).
     """
     algorithm = info(name)
     common = check_arguments(algorithm.setting, dict(problem=problem, epsilon=epsilon, delta=delta, rho=rho,
                                                      iterations=iterations, seed=seed, **options))
     epsilon, delta, rho, iterations, seed = (common[k] for k in ("epsilon", "delta", "rho", "iterations", "seed"))
+    fresh = seed is None and math.isfinite(epsilon)
+    if seed is None:
+        seed = secrets.randbits(63) if fresh else 0
     with counting() as counts:
         start = time.perf_counter()
         trace = algorithm.function(
             problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options
         )
         elapsed = time.perf_counter() - start
-    params = dict(epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, **options)
+    params = dict(epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=None if fresh else seed,
+                  **options)
     n = getattr(problem, "n", 0)
     work = (work_summary(counts, n) if n else dict(counts)) if any(counts.values()) else {}
-    return replace(trace, algorithm=name, wall_time=elapsed, params={**params, **trace.params}, work=work)
+    trace = replace(trace, algorithm=name, wall_time=elapsed, params={**params, **trace.params, "seed": params["seed"]},
+                    work=work)
+    if not fresh and math.isfinite(epsilon) and trace.privacy.covered and math.isfinite(trace.privacy.epsilon):
+        trace = replace(trace, privacy=replace(trace.privacy, assumes=SECRET_SEED))
+    return trace
 
 
 def _load_all() -> None:

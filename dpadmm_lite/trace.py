@@ -5,6 +5,12 @@ per-iteration curves the chapters plot, the released model, the noise that was a
 and the privacy spent, twice: as the paper states it (:attr:`Trace.privacy_paper`) and under
 the book's one accountant applied to the run's :attr:`Trace.ledger` (:attr:`Trace.privacy`).
 The privacy records themselves live in :mod:`dpadmm_lite.privacy` (re-exported here).
+
+A trace is two things: the **release** its guarantee covers (:data:`RELEASED`, returned by
+:meth:`Trace.released`: the model, the ledger, the guarantees and the settings, without the seed)
+and **diagnostics** that are not private (:data:`DIAGNOSTICS`): curves computed on the training
+rows along the run, the realised noise and solver details, times and counted work. Publish the
+first; the second is for the person who ran it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,15 @@ from .privacy import MECHANISMS, NO_PRIVACY, PrivacyEvent, PrivacyGuarantee  # n
 
 if TYPE_CHECKING:  # pandas only for to_frame(), imported there (a live re-run needs none)
     import pandas as pd
+
+
+#: The fields of a :class:`Trace` its guarantee covers (:meth:`Trace.released`; ``params`` without the seed).
+RELEASED = ("algorithm", "model", "ledger", "privacy", "privacy_paper", "params")
+#: The fields that are diagnostics, not covered by the guarantee: computed on the training rows along the run
+#: (objective, gap, consensus, the iterates' test accuracy), the realised noise and solver details, the
+#: algorithm's further series, the time and the counted work (which can depend on the data).
+DIAGNOSTICS = ("objective", "objective_gap", "test_accuracy", "consensus_violation", "noise", "metrics", "wall_time",
+               "work")
 
 
 @dataclass
@@ -112,17 +127,29 @@ class Trace:
         df["algorithm"] = self.algorithm
         return df
 
+    def released(self) -> dict[str, Any]:
+        """What the guarantee covers (:data:`RELEASED`), by name: publish this, not the trace.
+
+        ``params`` comes without its seed (a caller's seed reproduces the noise: ``privacy.assumes``).
+        """
+        out = {name: getattr(self, name) for name in RELEASED}
+        out["model"] = np.array(self.model, copy=True)
+        out["ledger"] = list(self.ledger)
+        out["params"] = {k: v for k, v in self.params.items() if k != "seed"}
+        return out
+
     def summary(self) -> str:
-        """One line: what ran (the algorithm's book's name), how well, how fast, and the privacy it spent."""
+        """One line: what ran (the algorithm's book's name) and the privacy it spent, then the diagnostics
+        (how well it did on the training rows, how fast), named as not private."""
         from .labels import readable
 
-        parts = [f"{readable(self.algorithm)}: {self.iterations} iterations in {1000 * self.wall_time:.0f} ms",
-                 f"final objective gap {self.objective_gap[-1]:.3g}"]
-        if self.test_accuracy is not None:
-            parts.append(f"test accuracy {self.test_accuracy[-1]:.3f}")
-        parts.append(f"privacy {self.privacy}")
+        parts = [f"{readable(self.algorithm)}: {self.iterations} iterations", f"privacy {self.privacy}"]
         if self.privacy_paper is not self.privacy and self.privacy_paper is not NO_PRIVACY:
             parts.append(f"paper: {self.privacy_paper}")
+        diagnostics = f"not private: final objective gap {self.objective_gap[-1]:.3g}"
+        if self.test_accuracy is not None:
+            diagnostics += f", test accuracy {self.test_accuracy[-1]:.3f}"
+        parts.append(f"{diagnostics}, {1000 * self.wall_time:.0f} ms")
         return "; ".join(parts)
 
     def _repr_pretty_(self, p, cycle):  # IPython shows the summary, not a wall of arrays

@@ -6,8 +6,8 @@ whole selection and reports one :class:`~dpadmm_lite.privacy.PrivacyGuarantee` t
 candidate runs, the selection and the published run, at the (ε, δ) the caller asked for::
 
     result = dl.tune("dp_admm", problem, [{"rho": 0.1}, {"rho": 1.0}, {"rho": 10.0}],
-                     epsilon=1.0, delta=1e-5, validation=(X_val, y_val), iterations=50, seed=0)
-    result.chosen, result.trace, result.scores, result.privacy
+                     epsilon=1.0, delta=1e-5, validation=(X_val, y_val), iterations=50)
+    result.chosen, result.trace.model, result.score, result.privacy
 
 Two procedures (``method``):
 
@@ -33,7 +33,16 @@ settings that were not drawn); the run refuses to report a total above the budge
 
 Candidates are scored on a **validation split** (``validation=(X_val, y_val)``), never on the
 test split of ``problem``; the validation records are not protected by the guarantee (the
-setting of both papers), the training records are.
+setting of both papers), the training records are. A validation row found among the training or
+the test rows is refused (:func:`disjoint` drops them), and a custom ``score`` sees the model and
+the validation rows only.
+
+**What is released.** The guarantee covers the chosen setting, its run and its validation score
+(:meth:`TuningResult.released`), nothing else: under random stopping the number of runs K and
+the other runs' scores are not covered (publishing them costs far more than ε), and no run's seed
+is. They are kept apart, named as not private, in :meth:`TuningResult.diagnostics`. Without a
+``seed`` the draws come from fresh OS entropy; a caller's seed reproduces every noise draw, so the
+guarantee then holds only while that seed stays secret (``privacy.assumes`` says so).
 """
 
 from __future__ import annotations
@@ -41,27 +50,64 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import _validate as check
 from . import accounting, registry
-from .privacy import PrivacyEvent, PrivacyGuarantee
+from .privacy import SECRET_SEED, PrivacyEvent, PrivacyGuarantee
 from .trace import Trace
 
-__all__ = ["METHODS", "TuningResult", "tune", "validation_score"]
+__all__ = ["METHODS", "TuningDiagnostics", "TuningResult", "disjoint", "tune", "validation_score"]
 
 #: The selection procedures of :func:`tune`.
 METHODS = ("random_stopping", "fixed")
+#: The smallest finite budget of a whole tuning.
+MIN_EPSILON = 1e-2
 #: Arguments a candidate may not set: the tuner owns them.
 _RESERVED = ("epsilon", "delta", "seed", "problem")
 
 
+#: What a :class:`TuningResult`'s guarantee covers, by attribute (:meth:`TuningResult.released`).
+RELEASED = ("algorithm", "chosen", "chosen_index", "trace", "score", "privacy", "run_epsilon", "method", "eta",
+            "mean_repetitions", "gamma")
+#: What every diagnostic object says of itself.
+NOT_PRIVATE = ("NOT PRIVATE: read from every candidate run, outside the guarantee. Under random stopping the "
+               "number of runs and the other runs' scores are not covered by the tuning's ε (publishing them "
+               "costs far more); no run's seed is covered under any method.")
+
+
+@dataclass(frozen=True)
+class TuningDiagnostics:
+    """What the tuning saw beside its release: for the tuner's user, **not to be published**.
+
+    Attributes
+    ----------
+    runs
+        Every candidate run in order: ``{"candidate", "seed", "score", "epsilon"}`` (the ε the
+        run spent alone under the unified accountant).
+    scores
+        Per candidate, the best validation score of its runs (``nan`` when never drawn).
+    repetitions
+        The number of candidate runs K (random stopping: the K drawn).
+    seconds
+        ``{"runs": …, "accounting": …, "total": …}``: wall-clock time (it grows with K).
+    note
+        :data:`NOT_PRIVATE`.
+    """
+
+    runs: tuple[dict, ...]
+    scores: tuple[float, ...]
+    repetitions: int
+    seconds: dict
+    note: str = NOT_PRIVATE
+
+
 @dataclass(frozen=True)
 class TuningResult:
-    """What :func:`tune` returns.
+    """What :func:`tune` returns: the release its guarantee covers, and the diagnostics apart.
 
     Attributes
     ----------
@@ -70,45 +116,51 @@ class TuningResult:
     chosen, chosen_index
         The setting published (a dict of keyword arguments) and its index in ``candidates``.
     trace
-        Its published run: the best candidate run, or with ``refit=True`` a fresh run with it.
-    scores
-        Per candidate, the best validation score of its runs (lower is better; ``nan`` when
-        random stopping never drew it).
-    runs
-        Every candidate run in order: ``{"candidate", "seed", "score", "epsilon"}`` (the ε the
-        run spent alone under the unified accountant).
+        Its published run: the best candidate run, or with ``refit=True`` a fresh run with it
+        (its ``params["seed"]`` is None: no seed is released).
+    score
+        The published run's validation score (lower is better).
     privacy
         The guarantee of everything: candidate runs, selection and published run, at the δ asked.
     run_epsilon
-        ε₀, the budget every single run was calibrated to.
-    method, eta, mean_repetitions, gamma, repetitions
-        The procedure; for random stopping the shape η, mean and γ of ``D_{η,γ}`` and the K drawn.
-    seconds
-        ``{"runs": …, "accounting": …, "total": …}``: wall-clock time in the runs (including the
-        noise-shape probes) and in the tuner's own accounting.
+        ε₀, the budget every single run was calibrated to (set by ε, δ and the candidates' noise
+        shapes alone).
+    method, eta, mean_repetitions, gamma
+        The procedure; for random stopping the shape η, mean and γ of ``D_{η,γ}``.
+
+    :meth:`diagnostics` holds the rest (every run's score and seed, K, the times), not private.
     """
 
     algorithm: str
     chosen: dict
     chosen_index: int
     trace: Trace
-    scores: tuple[float, ...]
-    runs: tuple[dict, ...]
+    score: float
     privacy: PrivacyGuarantee
     run_epsilon: float
     method: str
     eta: float | None = None
     mean_repetitions: float | None = None
     gamma: float | None = None
-    repetitions: int = 0
-    seconds: dict = field(default_factory=dict)
+    _diagnostics: TuningDiagnostics | None = field(default=None, repr=False, compare=False)
+
+    def released(self) -> dict:
+        """What the guarantee covers, by name (:data:`RELEASED`; the trace's own released part)."""
+        out = {name: getattr(self, name) for name in RELEASED}
+        out["trace"] = self.trace.released()
+        return out
+
+    def diagnostics(self) -> TuningDiagnostics:
+        """Every run's score and seed, the number of runs and the times: **not private** (:data:`NOT_PRIVATE`)."""
+        return self._diagnostics
 
     def summary(self) -> str:
-        """One line: what was chosen, from how many runs, and the privacy of the whole tuning."""
-        how = (f"random stopping (η = {self.eta:g}, mean {self.mean_repetitions:.3g} runs, {self.repetitions} drawn)"
-               if self.method == "random_stopping" else f"{len(self.scores)} candidates, each once")
-        return (f"{self.algorithm}: chose {self.chosen} by {how}; every run at ε₀ = {self.run_epsilon:.4g}; "
-                f"whole tuning {self.privacy}")
+        """One line of the release: what was chosen, how, and the privacy of the whole tuning."""
+        how = (f"random stopping (η = {self.eta:g}, mean {self.mean_repetitions:.3g} runs)"
+               if self.method == "random_stopping" else "every candidate once")
+        assumes = f" ({self.privacy.assumes})" if self.privacy.assumes else ""
+        return (f"{self.algorithm}: chose {self.chosen} by {how}, validation score {self.score:.4g}; every run at "
+                f"ε₀ = {self.run_epsilon:.4g}; whole tuning {self.privacy}{assumes}")
 
 
 class _Probe(Exception):
@@ -173,6 +225,34 @@ def validation_score(problem, model, X_val, y_val):
     return float(out) if model.ndim == 1 else np.asarray(out, float)
 
 
+def _row_keys(X) -> np.ndarray:
+    """One key per row: its values rounded to single precision (−0 folded into 0), as bytes — equal for a
+    row and its float32 round trip, in any order of the rows."""
+    rows = np.ascontiguousarray(np.asarray(X, np.float32) + np.float32(0.0))
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def _found_in(X_val, X) -> np.ndarray:
+    """Which rows of ``X_val`` equal (in single precision) some row of ``X``."""
+    return np.isin(_row_keys(X_val), _row_keys(X))
+
+
+def disjoint(problem, X_val, y_val) -> tuple[np.ndarray, np.ndarray]:
+    """The validation rows that are neither training nor test rows of ``problem`` (compared as
+    :func:`tune` does: row by row in single precision, in any order).
+
+    Data with repeated feature vectors (one-hot columns) can hold a held-out record equal to a
+    training one; the tuner refuses such a validation split, since a record in both would be read by
+    the selection outside the guarantee. Dropping the rows this finds makes it acceptable.
+    """
+    X_val = check.finite_array("validation X", X_val, ndim=2)
+    y_val = check.finite_array("validation y", y_val, ndim=1)
+    keep = ~_found_in(X_val, problem.X)
+    if problem.X_test is not None:
+        keep &= ~_found_in(X_val, problem.X_test)
+    return X_val[keep], y_val[keep]
+
+
 def _validation(problem, validation) -> tuple[np.ndarray, np.ndarray]:
     try:
         X_val, y_val = validation
@@ -184,9 +264,18 @@ def _validation(problem, validation) -> tuple[np.ndarray, np.ndarray]:
     if X_val.shape[1] != problem.d or len(y_val) != len(X_val) or not len(y_val):
         raise ValueError(f"validation must hold rows of the problem's {problem.d} features and one label each, "
                          f"got X of shape {X_val.shape} and y of shape {y_val.shape}")
-    if problem.X_test is not None and X_val.shape == problem.X_test.shape and np.array_equal(X_val, problem.X_test):
-        raise ValueError("validation must not be the problem's test split: tune on held-out validation rows "
-                         "and use the test split once, for the chosen setting")
+    if problem.loss == "logistic" and not np.isin(y_val, (-1.0, 1.0)).all():
+        raise ValueError(f"validation y must hold the problem's labels -1 and +1, got {np.unique(y_val)[:6]!r}")
+    for split, rows in (("training", problem.X), ("test", problem.X_test)):
+        if rows is None:
+            continue
+        found = _found_in(X_val, rows)
+        if found.any():
+            what = ("the problem's test split: tune on held-out validation rows and use the test split once, for "
+                    "the chosen setting" if split == "test" else "the training rows, which the guarantee protects")
+            raise ValueError(f"validation must not hold rows of {what}: {int(found.sum())} of its {len(found)} rows "
+                             f"equal a {split} row (compared in single precision, in any order); "
+                             "dpadmm_lite.tuning.disjoint(problem, X_val, y_val) drops them")
     return X_val, y_val
 
 
@@ -231,9 +320,19 @@ def _total(method: str, ledgers: Sequence[tuple], finals: Sequence[tuple] | None
             "random stopping, Papernot & Steinke 2022 Thm 2")
 
 
+def _floor(method: str, delta: float, *, eta: float | None, gamma: float | None, rdp_finals: bool) -> float:
+    """The total ε a tuning reports however much noise its runs add (runs that spend nothing): random
+    stopping's own cost, or the Rényi-DP conversion's at δ when the final run's ledger depends on the choice
+    (:func:`_total`); 0 for the exact composition."""
+    zeros = np.zeros(accounting.ORDERS.shape)
+    if method == "random_stopping":
+        return accounting.selection_epsilon(zeros, delta, eta=eta, gamma=gamma, final_rdp=zeros if rdp_finals else None)
+    return accounting.rdp_to_epsilon(accounting.ORDERS, zeros, delta) if rdp_finals else 0.0
+
+
 def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, epsilon: float, delta: float,
          validation, method: str = "random_stopping", eta: float = 1.0, mean_repetitions: float | None = None,
-         refit: bool = False, score: Callable | None = None, seed: int = 0, **options) -> TuningResult:
+         refit: bool = False, score: Callable | None = None, seed: int | None = None, **options) -> TuningResult:
     """Choose a setting of ``algorithm`` among ``candidates`` privately, at one end-to-end (ε, δ).
 
     Parameters
@@ -247,28 +346,39 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
         The settings to choose from: a non-empty list of dicts of keyword arguments of
         :func:`dpadmm_lite.run` (``rho``, ``iterations``, ``clip`` …; not ε, δ or seed).
     epsilon, delta
-        The budget of the whole tuning (candidates, selection, published run). ε ∈ (0, ∞]
-        (``math.inf``: no noise, nothing is private), δ ∈ (0, 1).
+        The budget of the whole tuning (candidates, selection, published run). ε ∈
+        [:data:`MIN_EPSILON`, 1e4] or ``math.inf`` (no noise, nothing is private); under random
+        stopping ε must also exceed the selection's own cost (the ε of candidates that spend
+        nothing, which grows with δ⁻¹ and the mean number of runs). δ ∈ (0, 1/n), small enough
+        that a single run still has an ε₀ > 0.
     validation
-        ``(X_val, y_val)``: held-out rows that score the candidates (never the test split).
+        ``(X_val, y_val)``: held-out rows that score the candidates. Refused when a row equals a
+        training or test row (in single precision, any order: :func:`disjoint` drops them) or a
+        label is not one of the problem's (±1 for logistic regression).
     method
         ``"random_stopping"`` or ``"fixed"`` (:data:`METHODS`; see the module's docstring).
     eta, mean_repetitions
-        Random stopping: the shape η ∈ (−1, ∞) of ``D_{η,γ}`` and the expected number of runs
-        (> 1; default: the number of candidates, or 2 for a single one). Not used by ``"fixed"``.
+        Random stopping: the shape η ∈ (−1, 1e3] (0, or |η| ≥ 1e-6) of ``D_{η,γ}`` and the expected
+        number of runs in (1, 1e4] (default: the number of candidates, or 2 for a single one); the
+        law's mass beyond :data:`~dpadmm_lite.accounting._selection.SAMPLER_LIMIT` runs must be
+        below δ/1000. Not used by ``"fixed"``.
     refit
         Publish a fresh run with the chosen setting (composed) instead of the best candidate run.
     score
-        ``score(problem, model, X_val, y_val) -> float``, lower is better; default
-        :func:`validation_score` (error rate, or the objective). Must be finite.
+        ``score(model, X_val, y_val) -> float``, lower is better: it sees the model and the
+        validation rows only. Default: :func:`validation_score` of the problem's loss (error rate,
+        or the objective). Must be finite.
     seed
-        Seeds everything (``numpy.random.default_rng(seed)``): K, the settings drawn, each run's seed.
+        None (default): every draw (K, the settings drawn, each run's noise) from fresh OS entropy.
+        A whole number seeds them all (``numpy.random.default_rng(seed)``), reproducibly — and then
+        the guarantee holds only while the seed stays secret (``privacy.assumes``).
     **options
         Keyword arguments shared by every run (``iterations=50``, ``n_agents=10`` …).
 
     Returns
     -------
     TuningResult
+        The release (:meth:`TuningResult.released`) and, apart, its diagnostics (not private).
     """
     started = time.perf_counter()
     info = registry.info(algorithm)
@@ -283,16 +393,22 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
     epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)
     method = check.choice("method", method, METHODS)
-    seed = check.count("seed", seed, minimum=0)
+    if math.isfinite(epsilon) and epsilon < MIN_EPSILON:
+        raise ValueError(f"epsilon must be in [{MIN_EPSILON:g}, 1e4] or math.inf for a tuning (below it every run "
+                         f"is pure noise and the calibration leaves floating point), got {epsilon!r}")
+    seeded = seed is not None
+    seed = check.count("seed", seed, minimum=0) if seeded else None
     if not isinstance(refit, (bool, np.bool_)):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     taken = sorted(set(options) & set(_RESERVED))
     if taken:
         raise ValueError(f"options {taken} are the tuner's own arguments (epsilon, delta, seed)")
+    if delta >= 1.0 / problem.n:
+        raise ValueError(f"delta must be below 1/n = {1 / problem.n:.3g} for a tuning on {problem.n} records (at δ ≥ 1/n "
+                         f"publishing one record at random is (0, δ)-DP, and the per-run budget vanishes), got {delta!r}")
     X_val, y_val = _validation(problem, validation)
-    score = validation_score if score is None else score
-    if not callable(score):
-        raise TypeError(f"score must be a function score(problem, model, X_val, y_val) -> float, got {score!r}")
+    if score is not None and not callable(score):
+        raise TypeError(f"score must be a function score(model, X_val, y_val) -> float, got {score!r}")
     gamma = None
     if method == "random_stopping":
         eta, _ = accounting._selection._eta_gamma(eta, 0.5)
@@ -300,12 +416,19 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
             mean_repetitions = float(max(len(settings), 2))
         gamma = accounting.truncated_negative_binomial_gamma(eta, mean_repetitions)
         mean_repetitions = float(mean_repetitions)
+        tail = accounting.repetitions_tail(eta, gamma)
+        if tail > delta / 1000:
+            raise ValueError(f"mean_repetitions must leave less than δ/1000 of the number of runs' law beyond "
+                             f"{accounting._selection.SAMPLER_LIMIT:,} runs (where the sampler stops), got "
+                             f"{mean_repetitions:g}: with eta = {eta:g} up to {tail:.2g} lies there; take a smaller "
+                             "mean_repetitions or a larger eta")
+
     elif mean_repetitions is not None:
         raise ValueError("mean_repetitions applies to method='random_stopping' only; method='fixed' runs every "
                          "candidate once")
     else:
         eta = None
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # None: fresh OS entropy
     runs_seconds = accounting_seconds = 0.0
 
     # 1. each candidate's noise shape (unit ledger), read without training
@@ -318,6 +441,14 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
             raise type(exc)(f"candidates[{i}] = {setting!r} failed: {exc}") if isinstance(exc, (ValueError, TypeError)) \
                 else RuntimeError(f"candidates[{i}] = {setting!r} failed: {type(exc).__name__}: {exc}") from exc
     runs_seconds += time.perf_counter() - t0
+    shapes = list(dict.fromkeys(units))
+    floor = _floor(method, delta, eta=eta, gamma=gamma,
+                   rdp_finals=refit if method == "random_stopping" else refit and len(shapes) > 1)
+    if math.isfinite(epsilon) and epsilon <= floor * (1 + 1e-2):
+        how = (f"random stopping with eta = {eta:g}, mean_repetitions = {mean_repetitions:g}"
+               if method == "random_stopping" else "a final run whose noise shape depends on the choice")
+        raise ValueError(f"epsilon must exceed {floor * (1 + 1e-2):.4g} for {how} at delta = {delta:g}: the "
+                         f"accounting alone costs ε = {floor:.4g} however much noise the runs add, got {epsilon!r}")
 
     # 2. the draws (data-independent: K, the setting of each run, the seeds)
     if method == "random_stopping":
@@ -330,7 +461,6 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
 
     # 3. the per-run budget ε₀ whose total meets (ε, δ)
     t0 = time.perf_counter()
-    shapes = list(dict.fromkeys(units))
     if math.isinf(epsilon):
         run_eps = math.inf
     elif len(shapes) == 1 and method == "fixed":
@@ -359,12 +489,17 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
         target = epsilon * (1 - 1e-4)
 
         def spent(x: float) -> float:
-            return predicted(math.exp(-x))
+            return predicted(min(math.exp(-x), check.MAX_EPSILON))
 
         from .accounting._search import _search_scale
         x = _search_scale(spent, target, -math.log(epsilon), tol=2e-3)
         run_eps = math.exp(-x)
+    if math.isfinite(run_eps):  # the search may land a rounding above a run's ceiling on ε: less is as safe
+        run_eps = min(run_eps, check.MAX_EPSILON)
     accounting_seconds += time.perf_counter() - t0
+    if not run_eps > 0:
+        raise ValueError(f"delta must leave a privacy loss to spend per run, got {delta!r}: at that δ each run's ε₀ "
+                         f"is {run_eps:g}; take a δ well below 1/n = {1 / problem.n:.2g}")
 
     # 4. the runs (and the published one); step 3 again with the recorded ledgers if they overspend
     for attempt in range(3):
@@ -378,9 +513,9 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
                 raise RuntimeError(f"candidates[{j}] = {settings[j]!r} failed: {type(exc).__name__}: {exc}") from exc
         models = np.array([np.asarray(t.model, float) for t in traces])
         scores_run = []
-        every = validation_score(problem, models, X_val, y_val) if score is validation_score else None  # one pass
+        every = validation_score(problem, models, X_val, y_val) if score is None else None  # one pass
         for i, (j, model) in enumerate(zip(drawn, models)):
-            value = every[i] if every is not None else score(problem, model, X_val, y_val)
+            value = every[i] if every is not None else score(model.copy(), X_val, y_val)
             if isinstance(value, np.ndarray) and value.size == 1:
                 value = value.item()
             if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or \
@@ -424,9 +559,10 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
             total, source = _total(method, [], finals, delta, eta=eta, gamma=gamma, settings=predicted_ledgers)
         accounting_seconds += time.perf_counter() - t0
         if total <= epsilon * (1 + 1e-9):
-            statement = (f"{len(traces)} candidate runs ({method.replace('_', ' ')}), each calibrated to "
-                         f"ε₀ = {run_eps:.4g} at δ = {delta:.1e}" + (", and a final run" if refit else "")
-                         + f"; the whole tuning: ε = {total:.4g}")
+            how = (f"every one of {len(settings)} candidate settings once" if method == "fixed" else
+                   f"random stopping over {len(settings)} candidate settings (η = {eta:g}, mean {mean_repetitions:g} runs)")
+            statement = (f"{how}, each run calibrated to ε₀ = {run_eps:.4g} at δ = {delta:.1e}"
+                         + (", and a final run" if refit else "") + f"; the whole tuning: ε = {total:.4g}")
             guarantee = PrivacyGuarantee(float(total), delta, f"tuner: {source}", statement)
             break
         run_eps *= (epsilon / total) * (1 - 1e-3)  # the recorded ledgers overspend: less per run, and again
@@ -438,12 +574,20 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
             guarantee = guarantee.not_covered(t.privacy.reason)
             break
 
+    if seeded and guarantee.covered and math.isfinite(guarantee.epsilon):
+        guarantee = replace(guarantee, assumes=SECRET_SEED)
     scores = [math.nan] * len(settings)
     for j, value in zip(drawn, scores_run):
         scores[j] = value if math.isnan(scores[j]) else min(scores[j], value)
     runs = tuple({"candidate": j, "seed": run_seeds[i], "score": scores_run[i],
                   "epsilon": float(traces[i].privacy.epsilon)} for i, j in enumerate(drawn))
-    total_seconds = time.perf_counter() - started
-    return TuningResult(algorithm, dict(settings[chosen_index]), chosen_index, published, tuple(scores), runs,
-                        guarantee, float(run_eps), method, eta, mean_repetitions, gamma, len(drawn),
-                        {"runs": runs_seconds, "accounting": accounting_seconds, "total": total_seconds})
+    if refit:
+        published_score = (float(validation_score(problem, np.asarray(published.model, float), X_val, y_val))
+                           if score is None else float(score(np.asarray(published.model, float).copy(), X_val, y_val)))
+    else:
+        published_score = scores_run[best_run]
+    published = replace(published, params={**published.params, "seed": None}, privacy=guarantee)
+    seconds = {"runs": runs_seconds, "accounting": accounting_seconds, "total": time.perf_counter() - started}
+    return TuningResult(algorithm, dict(settings[chosen_index]), chosen_index, published, published_score, guarantee,
+                        float(run_eps), method, eta, mean_repetitions, gamma,
+                        TuningDiagnostics(runs, tuple(scores), len(drawn), seconds))

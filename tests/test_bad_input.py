@@ -209,7 +209,7 @@ def _algorithm_target(name: str, direct: bool) -> Target:
                  iterations=options.pop("iterations"), seed=0, **options)
     cap = registry.max_iterations(info.setting, problem, {**_defaults(info.function), **options})
     bad = dict(problem=problem_value(), epsilon=budget(), delta=open_unit(), rho=positive(),
-               iterations=count(1, cap=cap), seed=count(0))
+               iterations=count(1, cap=cap), seed=count(0, none_ok=not direct))  # dl.run: None is fresh entropy
     if "nu" in inspect.signature(info.function).parameters:
         bad["nu"] = nonnegative()
     bad.update({k: OPTION_KINDS[k]() for k in options if k in OPTION_KINDS})
@@ -382,10 +382,31 @@ def _helper_targets() -> list[Target]:
           W=st.one_of(matrix(1, 2, none_ok=True), st.just(np.ones((1, 3)))), feature_bound=positive()),
         T("problems.feature_graph", problems.feature_graph, dict(X=X), X=matrix(20, 2), sparsity=positive(),
           threshold=nonnegative(), form=choice(("incidence", "pattern"))),
+        # private tuning: every numeric argument range-checked before any work (tests/test_tuning.py has the cases)
+        T("tune", _tune_call, dict(epsilon=1.0, delta=1e-5, eta=1.0, mean_repetitions=2.0, seed=0),
+          epsilon=st.one_of(budget(), st.floats(min_value=5e-324, max_value=1e-2, exclude_max=True)),
+          delta=st.one_of(open_unit(), st.floats(min_value=0.3, max_value=1.0, exclude_max=True)),
+          eta=st.one_of(st.floats(max_value=-1.0), st.floats(min_value=1e3, exclude_min=True),
+                        st.floats(min_value=5e-324, max_value=1e-6, exclude_max=True), st.sampled_from([NAN, INF]),
+                        _no_number()),
+          mean_repetitions=st.one_of(st.floats(max_value=1.0), st.floats(min_value=1e4, exclude_min=True),
+                                     st.sampled_from([NAN, 10**30, 2**63]), _no_number(none_ok=True)),
+          seed=count(0, none_ok=True)),
         T("problems.make_agents", problems.make_agents, dict(problem=problem, owner=np.arange(20) % 4),
           problem=problem_value(), owner=st.sampled_from([None, "owner", np.arange(19) % 4, np.full(20, -1),
                                                           np.full(20, 0.5), np.arange(20)[:, None] % 4])),
     ]
+
+
+@lru_cache(maxsize=1)
+def _tune_data():
+    X, y, _ = datasets.make_classification(300, 4, seed=0)
+    return problems.logistic(X[:200], y[:200], 1e-2), (X[200:], y[200:])
+
+
+def _tune_call(**kwargs):
+    problem, validation = _tune_data()
+    return dl.tune("dp_admm", problem, [{"rho": 0.3}, {"rho": 3.0}], validation=validation, iterations=2, **kwargs)
 
 
 TARGETS: list[Target] = [*(_algorithm_target(n, direct) for n in dl.algorithms() for direct in (False, True)),

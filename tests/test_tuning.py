@@ -151,7 +151,7 @@ def test_the_fixed_set_is_the_exact_composition(data, n_candidates, refit):
     problem, val = data
     r = dl.tune("dp_admm", problem, RHOS[:n_candidates], epsilon=1.0, delta=DELTA, validation=val, method="fixed",
                 refit=refit, iterations=15, seed=0)
-    assert r.repetitions == n_candidates and all(not math.isnan(s) for s in r.scores)
+    assert r.diagnostics().repetitions == n_candidates and all(not math.isnan(s) for s in r.diagnostics().scores)
     ledgers = [list(r.trace.ledger)] * (n_candidates + refit)  # every run draws the same noise shape
     mu = math.sqrt(sum(sum(e.count / e.noise_multiplier ** 2 for e in ledger) for ledger in ledgers))
     assert r.privacy.epsilon == pytest.approx(A.gdp_epsilon(mu, DELTA), rel=1e-6)
@@ -168,7 +168,7 @@ def test_every_noise_drawn_is_in_a_ledger_the_tuner_counted(data, method):
     with audit.intercept_noise() as draws:
         r = dl.tune("dp_admm", problem, RHOS[:4], epsilon=1.0, delta=DELTA, validation=val, method=method,
                     refit=True, iterations=10, seed=5)  # random stopping: mean 4 (the number of candidates)
-    runs = r.repetitions + 1
+    runs = r.diagnostics().repetitions + 1
     ledger = list(r.trace.ledger)
     per_run = sum(e.count for e in ledger)
     sigmas = np.concatenate([np.ravel(d.noise) for d in draws])  # one σ per drawn vector
@@ -199,11 +199,12 @@ def test_scores_are_validation_scores_and_the_best_is_chosen(data):
     problem, val = data
     r = dl.tune("dp_admm", problem, RHOS[:4], epsilon=2.0, delta=DELTA, validation=val, method="fixed",
                 iterations=15, seed=1)
-    assert r.chosen == RHOS[r.chosen_index] and r.scores[r.chosen_index] == min(r.scores)
-    assert r.scores[r.chosen_index] == pytest.approx(tuning.validation_score(problem, r.trace.model, *val))
+    scores = r.diagnostics().scores
+    assert r.chosen == RHOS[r.chosen_index] and scores[r.chosen_index] == min(scores) == r.score
+    assert r.score == pytest.approx(tuning.validation_score(problem, r.trace.model, *val))
     again = dl.tune("dp_admm", problem, RHOS[:4], epsilon=2.0, delta=DELTA, validation=val, method="fixed",
                     iterations=15, seed=1)
-    assert again.scores == r.scores and np.array_equal(again.trace.model, r.trace.model)  # seeded
+    assert again.diagnostics().scores == scores and np.array_equal(again.trace.model, r.trace.model)  # seeded
 
 
 def test_without_noise_it_is_the_non_private_choice(data):
@@ -213,7 +214,7 @@ def test_without_noise_it_is_the_non_private_choice(data):
     assert math.isinf(r.privacy.epsilon) and math.isinf(r.run_epsilon)
     plain = [tuning.validation_score(problem, dl.run("dp_admm", problem, epsilon=math.inf, iterations=15,
                                                      **c).model, *val) for c in RHOS[:3]]
-    assert list(r.scores) == pytest.approx(plain)
+    assert list(r.diagnostics().scores) == pytest.approx(plain)
 
 
 def test_lasso_candidates_are_scored_by_the_validation_objective():
@@ -223,7 +224,7 @@ def test_lasso_candidates_are_scored_by_the_validation_objective():
                 validation=(X[400:], y[400:]), iterations=10, seed=0, mean_repetitions=3.0)
     model = r.trace.model
     expected = problem.data_loss(model, X[400:], y[400:]) + problem.lam * np.abs(model).sum()
-    assert r.scores[r.chosen_index] == pytest.approx(float(expected))
+    assert r.score == pytest.approx(float(expected))
     assert r.privacy.epsilon <= 2.0
 
 
@@ -259,7 +260,7 @@ def test_bad_input_names_the_parameter(data, overrides, error, name):
 
 def test_the_test_split_is_refused_as_validation(data):
     problem, _ = data
-    with pytest.raises(ValueError, match="validation must not be the problem's test split"):
+    with pytest.raises(ValueError, match="validation must not hold rows of the problem's test split"):
         _tune(data, validation=(problem.X_test, problem.y_test))
 
 
@@ -271,7 +272,7 @@ def test_a_candidate_that_raises_is_named(data):
 @pytest.mark.parametrize("bad", [math.nan, math.inf, "low"])
 def test_a_non_finite_score_is_named(data, bad):
     with pytest.raises(ValueError, match=r"validation score of candidates\[0\]"):
-        _tune(data, method="fixed", score=lambda problem, model, X, y: bad)
+        _tune(data, method="fixed", score=lambda model, X, y: bad)
 
 
 # ---------------------------------------------------------------- the privacy chapter's live panel
@@ -372,7 +373,7 @@ def test_the_tuner_spends_what_it_reports_for_every_private_algorithm(name, meth
     assert result.privacy.epsilon <= 1.0 and result.privacy.covered
     plain_draws = 0
     ledgers = []
-    for run in result.runs:
+    for run in result.diagnostics().runs:
         with audit.intercept_noise() as plain:
             trace = dl.run(name, problem, epsilon=result.run_epsilon, delta=DELTA, seed=run["seed"], **options)
         plain_draws += len(plain)

@@ -60,7 +60,7 @@ Public surface
 (memoised: ``forget_ledgers`` empties the memo),
 the cost of hyper-parameter selection ``tuning_epsilon``, ``selection_rdp``, ``selection_epsilon``,
 ``truncated_negative_binomial_mean``, ``truncated_negative_binomial_gamma``,
-``truncated_negative_binomial_pmf``, ``sample_repetitions``, ``never_tried_probability`` (``_selection``), and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
+``truncated_negative_binomial_pmf``, ``sample_repetitions``, ``repetitions_tail``, ``never_tried_probability`` (``_selection``), and the papers' own statements ``xu2020_*``, ``huang2019_*``, ``cyffers2023_*``,
 ``liu2022_*``, ``zhang2017_*``.
 
 Where each part lives (private modules; this package re-exports the public names)
@@ -128,6 +128,7 @@ from ._selection import (  # noqa: F401
     truncated_negative_binomial_gamma,
     truncated_negative_binomial_pmf,
     sample_repetitions,
+    repetitions_tail,
     never_tried_probability,
     selection_rdp,
     selection_epsilon,
@@ -202,6 +203,7 @@ __all__ = [
     "truncated_negative_binomial_gamma",
     "truncated_negative_binomial_pmf",
     "sample_repetitions",
+    "repetitions_tail",
     "never_tried_probability",
     "selection_rdp",
     "selection_epsilon",

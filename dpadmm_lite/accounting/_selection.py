@@ -61,13 +61,26 @@ from ._ledger import ledger_epsilon
 from ._rdp import ORDERS, _orders, rdp_to_epsilon
 
 __all__ = ["truncated_negative_binomial_mean", "truncated_negative_binomial_gamma", "truncated_negative_binomial_pmf",
-           "sample_repetitions", "never_tried_probability", "selection_rdp", "selection_epsilon", "tuning_epsilon"]
+           "sample_repetitions", "repetitions_tail", "never_tried_probability", "selection_rdp", "selection_epsilon", "tuning_epsilon"]
+
+
+#: The largest shape η the tuner accepts: far beyond any useful η (0 … 3 in Papernot & Steinke), and small enough
+#: that Γ(k + η) and γ^{−η} stay inside floating point.
+MAX_ETA = 1e3
+#: Non-zero shapes below this size are refused: γ^{−η} − 1 underflows to 0 (η = 0 is the logarithmic law).
+MIN_ABS_ETA = 1e-6
+#: The largest expected number of candidate runs: each is a full training run.
+MAX_MEAN_REPETITIONS = 1e4
+#: :func:`sample_repetitions` tabulates the CDF of K up to this many runs; the tuner refuses a law whose mass
+#: beyond it (:func:`repetitions_tail`) would not be covered by δ.
+SAMPLER_LIMIT = 10_000_000
 
 
 def _eta_gamma(eta: float, gamma: float) -> tuple[float, float]:
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not (
-            math.isfinite(eta) and eta > -1):
-        raise ValueError(f"eta must be a finite number > -1 (the truncated negative binomial's shape), got {eta!r}")
+            math.isfinite(eta) and -1 < eta <= MAX_ETA) or 0 < abs(eta) < MIN_ABS_ETA:
+        raise ValueError(f"eta must be 0 or a number in (-1, {MAX_ETA:g}] with |eta| ≥ {MIN_ABS_ETA:g} (the truncated "
+                         f"negative binomial's shape), got {eta!r}")
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, np.integer)) or not (0 < gamma < 1):
         raise ValueError(f"gamma must be a number in (0, 1) (the truncated negative binomial's stopping "
                          f"parameter), got {gamma!r}")
@@ -92,9 +105,9 @@ def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
 
 def _mean(value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
-            math.isfinite(value) and value > 1):
-        raise ValueError(f"mean_repetitions must be a finite number > 1 (the expected number of candidate runs; "
-                         f"K ≥ 1 always, so its mean exceeds 1), got {value!r}")
+            math.isfinite(value) and 1 < value <= MAX_MEAN_REPETITIONS):
+        raise ValueError(f"mean_repetitions must be a number in (1, {MAX_MEAN_REPETITIONS:g}] (the expected number of "
+                         f"candidate runs, each a full training run; K ≥ 1 always, so its mean exceeds 1), got {value!r}")
     return float(value)
 
 
@@ -152,7 +165,8 @@ def sample_repetitions(eta: float, gamma: float, rng: np.random.Generator, size=
     """Draws of K ~ ``D_{η,γ}`` (the number of candidate runs of random stopping), by inverting its CDF.
 
     ``rng`` a :class:`numpy.random.Generator` (``numpy.random.default_rng(seed)``); ``size`` as numpy's
-    (``None``: one int). The CDF is tabulated in blocks until it covers every uniform drawn.
+    (``None``: one int). The CDF is tabulated in blocks until it covers every uniform drawn, at most up to
+    :data:`SAMPLER_LIMIT` runs (a draw beyond is that limit: probability at most :func:`repetitions_tail`).
     """
     eta, gamma = _eta_gamma(eta, gamma)
     if not isinstance(rng, np.random.Generator):
@@ -161,14 +175,36 @@ def sample_repetitions(eta: float, gamma: float, rng: np.random.Generator, size=
     top = float(np.max(u))
     block, start, cdf = 4096, 0, np.zeros(0)
     while True:
-        k = np.arange(start + 1, start + block + 1)
+        k = np.arange(start + 1, min(start + block, SAMPLER_LIMIT) + 1)
         cdf = np.concatenate([cdf, (cdf[-1] if cdf.size else 0.0) + np.cumsum(truncated_negative_binomial_pmf(
             eta, gamma, k))])
-        if cdf[-1] >= top or cdf.size >= 10_000_000:
+        if cdf[-1] >= top or cdf.size >= SAMPLER_LIMIT:
             break
         start += block
     draws = np.minimum(np.searchsorted(cdf, u, side="left") + 1, cdf.size)
     return int(draws) if size is None else draws.astype(int)
+
+
+def repetitions_tail(eta: float, gamma: float, limit: int = SAMPLER_LIMIT) -> float:
+    """An upper bound on ``P[K > limit]`` under ``D_{η,γ}``: ``P[K = N+1]·S`` with ``N = limit``.
+
+    For k > N the pmf falls by ``(1 − γ)(k + η)/(k + 1)`` from k to k + 1. With η > 1 that ratio is at
+    most ``r = (1 − γ)(N + 1 + η)/(N + 2)`` and ``S = 1/(1 − r)``; with 0 ≤ η ≤ 1 it is at most
+    ``1 − γ`` and ``S = 1/γ``; with η < 0 also ``(k + η)/(k + 1) ≤ (k/(k + 1))^{1−η}`` (Bernoulli's
+    inequality), so the pmf is at most ``P[K = N+1]·((N+1)/k)^{1−η}`` and
+    ``S = min(1/γ, 1 + (N + 1)/(−η))``. Returns at most 1.
+    """
+    eta, gamma = _eta_gamma(eta, gamma)
+    limit = check.count("limit", limit)
+    if eta > 1:
+        r = (1.0 - gamma) * (limit + 1 + eta) / (limit + 2)
+        series = math.inf if r >= 1 else 1.0 / (1.0 - r)
+    elif eta >= 0:
+        series = 1.0 / gamma
+    else:
+        series = min(1.0 / gamma, 1.0 + (limit + 1) / -eta)
+    head = float(truncated_negative_binomial_pmf(eta, gamma, limit + 1))
+    return 1.0 if head > 0 and math.isinf(series) else min(1.0, head * series)
 
 
 def never_tried_probability(eta: float, gamma: float, candidates: int) -> float:
