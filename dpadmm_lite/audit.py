@@ -8,7 +8,7 @@ numbers from the outside, without reading the algorithms' code:
   replace what the algorithm receives: switch one draw off, inject a chosen vector, or scale all
   of them (:func:`scaled_noise` — "the same algorithm with deliberately halved noise").
   :func:`intercept_sampling` does the same for every Poisson sample (the rate it is drawn at, who
-  takes part).
+  takes part), and :func:`sampling_rates` compares that rate with the one a run's ledger records.
 * :func:`epsilon_lower_bound` — the statistics of an empirical privacy audit (Jagielski, Ullman &
   Oprea 2020; Nasr, Song, Thakurta, Papernot & Carlini 2021): from the outputs of many runs on two
   neighbouring datasets, a threshold test that tries to tell them apart, and Clopper–Pearson
@@ -53,6 +53,13 @@ It detects a report that is wrong *for its canary pair* by more than its resolut
   checks them instead. Leaks through anything but the released model, or through states the
   canary's runs never visit, are outside its view; so are events of probability below ~1/runs (a
   failure of probability δ needs ≫ 1/δ runs to be seen).
+* **Sampling.** An audit whose canary takes part in every release cannot see a ledger that records a
+  smaller sampling rate than the run draws at (its amplification is then too optimistic). The methods
+  whose ledgers take credit for Poisson sampling — DP-SADMM, ssADMM and proximal DP-SGD — are audited at
+  their book's rate (:data:`BOOK_SAMPLING_RATES`), the canary taking part in each run as often as the
+  run's own sampler makes it (:func:`audit_algorithm`); a ledger whose rate is four times too small is
+  then caught like noise cut to 61–69 % (ε = 2, δ = 1e-3). DP-VRADMM's recorded rate is checked against the rate drawn
+  (:func:`sampling_rates`).
 
 Examples
 --------
@@ -68,6 +75,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import sys
 from dataclasses import dataclass, field
@@ -81,8 +89,9 @@ from . import mechanisms
 
 __all__ = ["Draw", "intercept_noise", "scaled_noise", "clopper_pearson", "epsilon_lower_bound", "detection_power",
            "runs_needed", "AuditResult", "audit_gaussian_mechanism", "canary_neighbours", "audit_algorithm",
-           "tiny_problem", "canary_pair", "CANARIES", "CANARY_DESCRIPTIONS", "STANDARD_AUDITS", "HOLD_SEED", "Unaudited",
-           "NOT_AUDITED", "standard_audits", "Sample", "intercept_sampling"]
+           "tiny_problem", "canary_pair", "CANARIES", "CANARY_DESCRIPTIONS", "STANDARD_AUDITS", "BOOK_SAMPLING_RATES",
+           "HOLD_SEED", "Unaudited", "NOT_AUDITED", "standard_audits", "standard_runs", "Sample", "intercept_sampling",
+           "SamplingRates", "sampling_rates"]
 
 _ORIGINAL = {"gaussian": mechanisms.gaussian, "laplace_l2": mechanisms.l2_laplace}
 _ATTRIBUTE = {"gaussian": "gaussian", "laplace_l2": "l2_laplace"}
@@ -335,6 +344,43 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
             _uninstall_samplers()
 
 
+class SamplingRates(NamedTuple):
+    """The rate a run's ledger records for its Poisson-sampled releases, against the rates its samples were
+    drawn at (:func:`sampling_rates`)."""
+
+    recorded: float  # the smallest sampling_rate of the ledger's events
+    drawn: tuple  # the distinct rates the run's sampler was called with
+    realised: float  # members over (samples · records): the fraction of records that took part
+    samples: int  # Poisson samples the run drew
+    records: int  # records (or users) each sample was drawn from
+
+    @property
+    def consistent(self) -> bool:
+        """The ledger's rate is the one every sample was drawn at, and the members drawn agree with it to
+        within 5 binomial standard deviations."""
+        if not self.samples:
+            return self.recorded == 1
+        q, trials = self.recorded, self.samples * self.records
+        spread = 5 * math.sqrt(q * (1 - q) / trials) + 1 / trials
+        return all(math.isclose(r, q, rel_tol=1e-12) for r in self.drawn) and abs(self.realised - q) <= spread
+
+
+def sampling_rates(name: str, problem, *, seed: int = 0, **options) -> SamplingRates:
+    """Run ``name`` once (:func:`dpadmm_lite.run`) and compare the rate its ledger records with the rates its
+    Poisson samples are drawn at (:func:`intercept_sampling`): the check for a sampled method that no
+    audit at its sampling rate covers (:data:`NOT_AUDITED`). A run that draws many samples (thousands of
+    steps) measures the realised rate finely."""
+    from .registry import run
+
+    with intercept_sampling() as samples:
+        trace = run(name, problem, seed=seed, **options)
+    recorded = min((e.sampling_rate for e in trace.ledger), default=1.0)
+    records = samples[0].n if samples else problem.n
+    members = sum(len(s.members) for s in samples)
+    return SamplingRates(recorded, tuple(sorted({s.rate for s in samples})),
+                         members / max(1, len(samples) * records), len(samples), records)
+
+
 # ====================================================================== the statistics of an audit
 #: Candidate thresholds per tail (:func:`_threshold_levels`), and the confidence of the Clopper–Pearson
 #: bounds that *choose* the threshold on the first half of the runs. A stricter bound than the final one
@@ -471,8 +517,41 @@ def _gaussian_separation(epsilon: float, delta: float) -> float:
     return 1.0 / accounting.calibrate_noise(epsilon, delta, steps=1)
 
 
+@functools.lru_cache(maxsize=64)
+def _separation(epsilon: float, delta: float, sampling_rate: float = 1.0) -> float:
+    """μ = 2C/σ between the two versions of a replaced record's release in the one Poisson-sampled Gaussian
+    release (rate q, per-record bound C, the ledger's replace-one pair) that the accountant finds (ε, δ)-DP;
+    at q = 1 the Gaussian mechanism's Δ/σ."""
+    from . import accounting
+    from .privacy import PrivacyEvent
+
+    if sampling_rate == 1:
+        return _gaussian_separation(epsilon, delta)
+    unit = PrivacyEvent("gaussian", 1.0, 1.0, sampling_rate=sampling_rate, neighbours="replace_one")
+    return 2.0 / accounting.calibrate_ledger([unit], epsilon, delta, rtol=1e-4)
+
+
+def _score_cdfs(mu: float, sampling_rate: float):
+    """The laws of the audit's score on D and on D′ (noise units), as two cdfs.
+
+    The canary's release is ``N(0, 1)`` on D and ``N(μ, 1)`` on D′ when it is sampled (rate q), and, when
+    it is not, the release without it, ``N(μ/2, 1)`` on both sides (its two versions pull symmetrically
+    from there): at q = 1 the Gaussian pair, below it the ledger's replace-one pair of Poisson sampling.
+    """
+    q = sampling_rate
+
+    def cdf0(t):
+        return q * stats.norm.cdf(t) + (1 - q) * stats.norm.cdf(t - mu / 2)
+
+    def cdf1(t):
+        return q * stats.norm.cdf(t - mu) + (1 - q) * stats.norm.cdf(t - mu / 2)
+
+    return cdf0, cdf1
+
+
 def detection_power(epsilon: float, delta: float, noise_factor: float, runs: int, *, reach: float = 1.0,
-                    confidence: float = 0.95, replicates: int = 200, seed: int = 0) -> float:
+                    sampling_rate: float = 1.0, confidence: float = 0.95, replicates: int = 200,
+                    seed: int = 0) -> float:
     """Probability that :func:`epsilon_lower_bound` proves ε wrong when the noise is cut to ``noise_factor``.
 
     The model is the audit of :func:`audit_gaussian_mechanism`, or of any algorithm whose score is
@@ -481,6 +560,13 @@ def detection_power(epsilon: float, delta: float, noise_factor: float, runs: int
     ``μ(ε, δ) = Δ/σ`` of the Gaussian mechanism the accountant calibrates to (ε, δ) for one release
     (a composition of Gaussian releases reporting (ε, δ) has the same μ) and ``reach`` the fraction
     of it that the canary achieves (1: the canary moves the score by the whole sensitivity).
+
+    ``sampling_rate`` q < 1: the audit of one Poisson-sampled release (:func:`audit_algorithm` on a
+    sampled run): the canary's release is that pair in a fraction q of the runs and the release without
+    it, halfway between, in the others, and μ(ε, δ) is the separation of the pair in the one sampled
+    release (rate q, replace-one) that the accountant finds (ε, δ)-DP. A cut noise and a ledger whose
+    rate is too small look alike here: a ledger claiming q/4 is noise cut to the ratio of the two
+    calibrations (0.69 at q = 0.1 and 0.61 at q = 1/200, ε = 2, δ = 1e-3).
 
     Both stages of the test are modelled as :func:`epsilon_lower_bound` runs them: the threshold is
     chosen on the first halves (``replicates`` Monte Carlo draws of their error counts at the
@@ -493,26 +579,28 @@ def detection_power(epsilon: float, delta: float, noise_factor: float, runs: int
     noise_factor = check.positive("noise_factor", noise_factor)
     runs = check.count("runs", runs, minimum=2)
     reach = check.positive("reach", reach)
+    sampling_rate = check.half_open_unit("sampling_rate", sampling_rate)
     confidence = check.open_unit("confidence", confidence)
     replicates = check.count("replicates", replicates)
-    mu = reach * _gaussian_separation(epsilon, delta) / noise_factor
-    return float(_power(epsilon, delta, mu, runs, confidence, replicates, seed))
+    mu = reach * _separation(epsilon, delta, sampling_rate) / noise_factor
+    return float(_power(epsilon, delta, mu, runs, confidence, replicates, seed, sampling_rate=sampling_rate))
 
 
-def _power(epsilon, delta, mu, runs, confidence, replicates, seed, quadrature=64):
+def _power(epsilon, delta, mu, runs, confidence, replicates, seed, quadrature=64, sampling_rate=1.0):
     """:func:`detection_power` for a score separation ``mu`` (noise units), arguments unchecked."""
     pick, held = runs // 2, runs - runs // 2
+    law0, law1 = _score_cdfs(mu, sampling_rate)
     # the candidate thresholds: the model's pooled quantiles at the audit's levels (bisection on the mixture cdf)
     levels = _threshold_levels(2 * pick)
     lo, hi = np.full(levels.shape, -40.0), np.full(levels.shape, 40.0 + mu)
     for _ in range(80):
         mid = (lo + hi) / 2
-        below = 0.5 * (stats.norm.cdf(mid) + stats.norm.cdf(mid - mu)) < levels
+        below = 0.5 * (law0(mid) + law1(mid)) < levels
         lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
     t = np.unique((lo + hi) / 2)
     # stage 1: the first halves' error counts at every threshold, `replicates` times; the threshold chosen
     rng = np.random.default_rng(seed)
-    cdf0, cdf1 = stats.norm.cdf(t), stats.norm.cdf(t - mu)
+    cdf0, cdf1 = law0(t), law1(t)
     bins0 = np.diff(np.concatenate([[0.0], cdf0, [1.0]]))
     bins1 = np.diff(np.concatenate([[0.0], cdf1, [1.0]]))
     at_or_below0 = np.cumsum(rng.multinomial(pick, bins0 / bins0.sum(), size=replicates), axis=1)[:, :-1]
@@ -535,7 +623,7 @@ def _power(epsilon, delta, mu, runs, confidence, replicates, seed, quadrature=64
 
 
 def runs_needed(epsilon: float, delta: float, noise_factor: float, *, power: float = 0.9, reach: float = 1.0,
-                confidence: float = 0.95, max_runs: int = 10**9, replicates: int = 200,
+                sampling_rate: float = 1.0, confidence: float = 0.95, max_runs: int = 10**9, replicates: int = 200,
                 seed: int = 0) -> int | float:
     """Runs per dataset an audit needs to prove ε wrong, with probability ``power``, when the noise is cut
     to ``noise_factor`` of what the report assumes.
@@ -546,7 +634,9 @@ def runs_needed(epsilon: float, delta: float, noise_factor: float, *, power: flo
     number of runs per dataset whose :func:`detection_power` is at least ``power`` — found by
     doubling, then bisection to 2 %. Returns ``math.inf`` when even ``max_runs`` do not suffice:
     always when ``noise_factor ≥ reach`` (then the report is true, and a valid audit proves it wrong
-    with probability at most ``(1 − confidence)/2``).
+    with probability at most ``(1 − confidence)/2``). ``sampling_rate`` q < 1: the audit of one
+    Poisson-sampled release (the model of :func:`detection_power`), whose canary takes part in a
+    fraction q of the runs.
 
     The number grows quickly as the shortfall shrinks and as δ falls: the test must see the errors of
     a threshold far in a tail. At ε = 1, δ = 1e-5 (power 0.9) a cut to 50 % needs about 5·10⁴ runs, to
@@ -559,15 +649,23 @@ def runs_needed(epsilon: float, delta: float, noise_factor: float, *, power: flo
     noise_factor = check.positive("noise_factor", noise_factor)
     power = check.open_unit("power", power)
     reach = check.positive("reach", reach)
+    sampling_rate = check.half_open_unit("sampling_rate", sampling_rate)
     confidence = check.open_unit("confidence", confidence)
     max_runs = check.count("max_runs", max_runs, minimum=4)
     replicates = check.count("replicates", replicates)
+    return _runs_needed(epsilon, delta, noise_factor, power, reach, sampling_rate, confidence, max_runs, replicates,
+                        seed)
+
+
+@functools.lru_cache(maxsize=64)
+def _runs_needed(epsilon, delta, noise_factor, power, reach, sampling_rate, confidence, max_runs, replicates, seed):
+    """:func:`runs_needed`, arguments checked (kept: the standard audits ask for the same few)."""
     if noise_factor >= reach:
         return math.inf
-    mu = reach * _gaussian_separation(epsilon, delta) / noise_factor
+    mu = reach * _separation(epsilon, delta, sampling_rate) / noise_factor
 
     def enough(n):
-        return _power(epsilon, delta, mu, int(n), confidence, replicates, seed) >= power
+        return _power(epsilon, delta, mu, int(n), confidence, replicates, seed, sampling_rate=sampling_rate) >= power
 
     lo, hi = 2, 64
     while not enough(hi):
@@ -680,8 +778,11 @@ def canary_neighbours(problem, *, record: int = 0, direction=None, labels=None, 
 _AFFINE_CACHE: dict = {}  # (name, id(problem), seed, settings) → (problem, result): audits at several noise factors
 
 
-def _affine_release(name: str, problem, seed: int, common: dict, *, checks: int = 3, hold_seed: bool = False):
-    key = (name, id(problem), seed, repr(sorted(common.items())), hold_seed)
+def _affine_release(name: str, problem, seed: int, common: dict, *, checks: int = 3, hold_seed: bool = False,
+                    variant=None):
+    """:func:`_read_affine_release`, kept for the audits of the same setting at other noise factors; ``variant``
+    names anything else that shapes the runs read (the canary's forced membership of a sampled audit)."""
+    key = (name, id(problem), seed, repr(sorted(common.items())), hold_seed, variant)
     cached = _AFFINE_CACHE.get(key)
     if cached is not None and cached[0] is problem:
         return cached[1]
@@ -746,6 +847,73 @@ def _read_affine_release(name: str, problem, seed: int, common: dict, *, checks:
     return draws, offset, matrix
 
 
+def _canary_record(problem, problem_prime):
+    """The one record in which the two problems differ, or ``None``."""
+    if problem.X.shape != problem_prime.X.shape:
+        return None
+    differ = np.flatnonzero(np.any(problem.X != problem_prime.X, axis=1) | (problem.y != problem_prime.y))
+    return int(differ[0]) if differ.size == 1 else None
+
+
+def _membership(record: int, member: bool):
+    """An :func:`intercept_sampling` edit: the drawn sample with ``record`` added (``member``) or removed."""
+    if member:
+        return lambda i, sample: np.union1d(sample.drawn, [record])
+    return lambda i, sample: np.setdiff1d(sample.drawn, [record])
+
+
+def _sampled_release(name: str, sides, seed: int, common: dict, record: int, *, checks: int = 3):
+    """A run with one Poisson-sampled release, as an affine function of its noise for each membership of the
+    canary ``record``: ``{True: [map on D, map on D′], False: [...]}`` (maps as :func:`_read_affine_release`
+    returns them), or ``None`` when that does not describe the run.
+
+    Each map is read with the canary forced into (or out of) the sample and the seed held, so that the
+    other records' membership is the seed's. Then, to 1e-9: runs of the held seed with every other record
+    in the sample and with none must be reproduced by the map of the canary's membership, and so must
+    ``checks`` ordinary runs per side (seeds ``seed + 10⁶ …``, everything drawn afresh) and the same runs
+    with the canary's membership flipped: the release depends on the sample only through the canary.
+    """
+    from .registry import run
+
+    maps = {}
+    for member in (True, False):
+        with intercept_sampling(_membership(record, member)):
+            maps[member] = [_affine_release(name, p, seed, common, hold_seed=True, variant=("canary", record, member))
+                            for p in sides]
+        if any(m is None for m in maps[member]):
+            return None
+
+    def reproduced(release, model, seen):
+        draws, offset, matrix = release
+        if [d.raw.shape for d in seen] != [d.raw.shape for d in draws]:
+            return False
+        predicted = offset + matrix @ np.concatenate([np.ravel(d.value) for d in seen])
+        return np.allclose(model, predicted, rtol=1e-9, atol=1e-9 * (1 + np.abs(model).max()))
+
+    for side, p in enumerate(sides):
+        for member in (True, False):
+            for others in (np.setdiff1d(np.arange(p.n), [record]), np.empty(0, dtype=np.intp)):
+                members = np.union1d(others, [record]) if member else others
+                with intercept_sampling(lambda i, sample: members), intercept_noise() as seen:
+                    model = np.ravel(run(name, p, seed=seed, **common).model)
+                if not reproduced(maps[member][side], model, seen):
+                    return None
+    for c in range(checks):
+        for side, p in enumerate(sides):
+            with intercept_sampling() as samples, intercept_noise() as seen:
+                model = np.ravel(run(name, p, seed=seed + 10**6 + c, **common).model)
+            if len(samples) != 1:
+                return None
+            member = bool(np.isin(record, samples[0].members))
+            if not reproduced(maps[member][side], model, seen):
+                return None
+            with intercept_sampling(_membership(record, not member)), intercept_noise() as seen:
+                model = np.ravel(run(name, p, seed=seed + 10**6 + c, **common).model)
+            if not reproduced(maps[not member][side], model, seen):
+                return None
+    return maps
+
+
 def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta: float, runs: int = 1000,
                     seed: int = 0, noise_factor: float = 1.0, confidence: float = 0.95, method: str = "auto",
                     hold_seed: bool = False, **options) -> AuditResult:
@@ -771,13 +939,27 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
       ``seed, seed + 1, …``); scores and bounds are vectorised.
     * ``"auto"`` (default) — ``"affine"`` when the check passes, else ``"runs"``.
 
+    **Sampled runs.** When the run's ledger takes credit for Poisson sampling (an event with
+    ``sampling_rate`` below 1) and the run draws its samples (:func:`intercept_sampling`), the canary
+    must take part in a run only as often as the run's sampler makes it: the audit then reads, for a
+    run with one sampled release, one affine map with the canary forced into the sample and one with it
+    forced out (:func:`_sampled_release`, which checks that the other records' membership does not move
+    the model), and each of the ``runs`` runs per side draws the canary's membership at the rate the
+    run's sampler was called with — **not** at the rate the ledger records — and fresh noise for that
+    map. A ledger whose rate is smaller than the rate drawn then asks for too little noise, and the
+    audit sees it (``details["sampling_rate"]`` is the rate drawn). The direction and ``reach`` are the
+    canary's when it takes part, the reach measured against the separation that one sampled release at
+    that rate reporting (ε, δ) allows (:func:`detection_power` with ``sampling_rate``). A run that
+    samples more than once is audited by runs.
+
     ``noise_factor`` scales every draw (:func:`scaled_noise`) while the algorithm keeps reporting
     the ε of its own noise. The reported ε is the algorithm's ``trace.privacy.epsilon``.
 
     ``hold_seed`` (affine method): every run keeps the randomness of ``seed`` besides the noise —
     a random walk's path — and only the noise is fresh. Valid only when the ledger takes no credit
     for that randomness (a walk's ledger counts the visits of the most visited user, not an
-    amplification by the path); never for Poisson-sampled or minibatch runs, whose ledgers do.
+    amplification by the path); never for Poisson-sampled or minibatch runs, whose ledgers do (a
+    ``ValueError``).
     """
     from .registry import run
 
@@ -785,18 +967,39 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
     noise_factor = check.positive("noise_factor", noise_factor)
     check.choice("method", method, ("auto", "affine", "runs"))
     common = dict(epsilon=epsilon, delta=delta, **options)
-    with intercept_noise(lambda i, draw: np.zeros_like(draw.raw)):
+    with intercept_sampling() as samples:
+        trace = run(name, problem, seed=seed, **common)
+    reported = float(trace.privacy.epsilon)
+    amplified = bool(samples) and any(e.sampling_rate < 1 for e in trace.ledger)
+    record = _canary_record(problem, problem_prime) if amplified else None
+    if amplified and hold_seed:
+        raise ValueError(f"hold_seed must be False for {name!r} here: its ledger takes credit for Poisson sampling, "
+                         "so every run must draw its own sample")
+    # the canary in the sample (when the ledger counts on sampling), every draw switched off: how it moves the model
+    with intercept_sampling(None if record is None else _membership(record, True)), \
+            intercept_noise(lambda i, draw: np.zeros_like(draw.raw)):
         clean = np.ravel(run(name, problem, seed=seed, **common).model)
         clean_prime = np.ravel(run(name, problem_prime, seed=seed, **common).model)
-    reported = float(run(name, problem, seed=seed, **common).privacy.epsilon)
     direction = clean_prime - clean
     norm = np.linalg.norm(direction)
     if not norm > 0:
         raise ValueError(f"the canary does not move the model of {name!r}: choose another record or direction")
     direction /= norm
 
-    maps, reach = None, None
-    if method in ("auto", "affine"):
+    maps, reach, rate = None, None, 1.0
+    if method in ("auto", "affine") and amplified:
+        if record is not None and len(samples) == 1:
+            maps = _sampled_release(name, (problem, problem_prime), seed, common, record)
+        if maps is None and method == "affine":
+            raise ValueError(f"the model released by {name!r} is not affine in its noise for each membership of the "
+                             "canary here (the affine audit of a sampled run needs one sampled release, one canary "
+                             "record, and a model that the other records' membership does not move); use "
+                             "method='runs'")
+        if maps is not None:
+            rate = samples[0].rate
+            direction, reach = _likelihood_direction(maps[True][0], clean_prime - clean, direction, epsilon=reported,
+                                                     delta=delta, sampling_rate=rate)
+    elif method in ("auto", "affine"):
         maps = [_affine_release(name, p, seed, common, hold_seed=hold_seed) for p in (problem, problem_prime)]
         if any(m is None for m in maps):
             if method == "affine":
@@ -805,17 +1008,26 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
         else:
             direction, reach = _likelihood_direction(maps[0], clean_prime - clean, direction, epsilon=reported,
                                                      delta=delta)
+            maps = {True: maps}  # every run's release (nothing sampled, or a ledger that counts every release)
     rng = np.random.default_rng(seed)
     if maps is not None:
         used = "affine"
         scores = np.empty((2, runs))
-        for side, (draws, offset, matrix) in enumerate(maps):
-            fresh = []
-            for d in draws:  # the same mechanisms at the scales the algorithm asked for, all runs at once
-                per_vector = np.broadcast_to(d.noise, d.raw.shape[:-1])
-                draw = mechanisms.gaussian if d.mechanism == "gaussian" else mechanisms.l2_laplace
-                fresh.append(noise_factor * draw(rng, per_vector, (runs, *d.raw.shape)).reshape(runs, -1))
-            models = offset + np.concatenate(fresh, axis=1) @ matrix.T  # (runs, d): every run at once
+        for side in (0, 1):
+            # the canary's membership at the rate drawn (everyone when nothing is sampled), then fresh noise
+            member = rng.random(runs) < rate if rate < 1 else np.ones(runs, dtype=bool)
+            models = np.empty((runs, direction.size))
+            for takes_part, which in ((True, member), (False, ~member)):
+                k = int(which.sum())
+                if not k:
+                    continue
+                draws, offset, matrix = maps[takes_part][side]
+                fresh = []
+                for d in draws:  # the same mechanisms at the scales the algorithm asked for, all runs at once
+                    per_vector = np.broadcast_to(d.noise, d.raw.shape[:-1])
+                    draw = mechanisms.gaussian if d.mechanism == "gaussian" else mechanisms.l2_laplace
+                    fresh.append(noise_factor * draw(rng, per_vector, (k, *d.raw.shape)).reshape(k, -1))
+                models[which] = offset + np.concatenate(fresh, axis=1) @ matrix.T  # (k, d): those runs at once
             scores[side] = (models - clean) @ direction
     else:
         used = "runs"
@@ -826,18 +1038,22 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
                     models[side, r] = np.ravel(run(name, p, seed=seed + r, **common).model)
         scores = (models - clean) @ direction  # (2, runs), all runs at once
     bound = epsilon_lower_bound(scores[0], scores[1], delta, confidence=confidence, seed=seed)
-    return AuditResult(name, reported, bound["epsilon"], delta, runs, confidence, noise_factor,
-                       {**bound, "separation": float(norm), "method": used, "reach": reach})
+    details = {**bound, "separation": float(norm), "method": used, "reach": reach}
+    if amplified:
+        details.update(sampling_rate=samples[0].rate if len({s.rate for s in samples}) == 1 else None,
+                       recorded_sampling_rate=min(e.sampling_rate for e in trace.ledger))
+    return AuditResult(name, reported, bound["epsilon"], delta, runs, confidence, noise_factor, details)
 
 
-def _likelihood_direction(release, shift, direction, *, epsilon, delta):
+def _likelihood_direction(release, shift, direction, *, epsilon, delta, sampling_rate=1.0):
     """The score direction of an affine release with Gaussian noise, and the canary's reach.
 
     With ``model = offset + M·ξ``, ``ξ ~ N(0, diag(σ²))``, the model is Gaussian with covariance
     ``C = M diag(σ²) Mᵀ``, and the canary shifts its mean by ``shift``; the most powerful test
     projects on ``C⁺·shift`` (Neyman–Pearson), and its score separates the two sides by
     ``μ = √(shiftᵀ C⁺ shift)`` noise units. ``reach = μ / μ(ε, δ)``, with μ(ε, δ) the separation
-    that a Gaussian release reporting the algorithm's (ε, δ) allows: 1 when the canary exposes all
+    that a Gaussian release reporting the algorithm's (ε, δ) allows (one sampled release at
+    ``sampling_rate``: the separation of its replace-one pair): 1 when the canary exposes all
     the privacy loss the report accounts for, ½ for a canary that moves a release by half its Δ.
     Anything but Gaussian noise (ℓ2-Laplace): the given direction, reach ``None``.
     """
@@ -852,7 +1068,7 @@ def _likelihood_direction(release, shift, direction, *, epsilon, delta):
     mu = float(np.sqrt(max(shift @ whitened, 0.0)))
     if not mu > 0:
         return direction, None
-    return whitened / np.linalg.norm(whitened), mu / _gaussian_separation(epsilon, delta)
+    return whitened / np.linalg.norm(whitened), mu / _separation(epsilon, delta, sampling_rate)
 
 
 # ====================================================================== the book's standard audits
@@ -921,8 +1137,9 @@ def canary_pair(kind: str = "logistic"):
       :func:`audit_algorithm`).
     * ``"squared-sampled"`` — the canary of ``"squared-one-record"`` among 199 rows of zeros (label 0),
       whose gradients vanish at every model: a minibatch of expected size 1 is drawn at rate 1/200, and
-      the release depends on the sample only through the canary's membership, so that the canary is in
-      the sample in 1/200 of the runs and shows its whole sensitivity when it is.
+      the release depends on the sample only through the canary's membership (the sampled audit of
+      :func:`audit_algorithm` checks that), so that the canary is in the sample in 1/200 of the runs and
+      shows its whole sensitivity when it is.
     * ``"logistic-far-optimum"`` — for an exact minimiser (``pvp_star``, one step, ρ =
       :data:`FAR_OPTIMUM_RHO`): 20,000 records in d = 3 (the other records at ±φ around e₁ in the (e₁, e₃)
       plane hold the minimiser 60 units out along e₁) and a canary ``−(cos θ e₁ ± sin θ e₂)`` (label +1,
@@ -990,21 +1207,30 @@ _CYFFERS_AUDIT = {"rho": 1 / 24, "relaxation": 0.5, "clip": 0.1, "iterations": 1
 #: sensitivity; PVP and DP-ADMM over a star on canaries the model meets at a large margin (|ℓ'| → 1),
 #: where the logistic loss's canary reaches the lemma's Δ — for PVP in one step, for DP-ADMM from its
 #: second step on (its first, at w = 0, reaches half of it: three steps expose 0.83 of the reported
-#: privacy loss). The sampled methods run at q = 1 (see :data:`NOT_AUDITED` for what that leaves out).
-#: Every private algorithm is here or in :data:`NOT_AUDITED`, with its reason.
+#: privacy loss). The methods whose ledgers take credit for Poisson sampling run at their book's rate
+#: (:data:`BOOK_SAMPLING_RATES`), the canary's membership drawn at the rate the run draws its samples
+#: at (:func:`audit_algorithm`); federated ADMM's ledger takes no such credit (every participation of
+#: the most exposed user is a full release), so its worst case is q = 1, where the canary takes part
+#: in every round. Every private algorithm is here or in :data:`NOT_AUDITED`, with its reason.
 STANDARD_AUDITS = (
     ("dp_admm", "squared", {"rho": 1.0, "iterations": 1, "clip": 0.1}),
     ("dp_acc_admm", "squared", {"rho": 1.0, "iterations": 1, "clip": 0.1}),
     ("dp_sgd_star", "logistic", {"iterations": 1, "n_agents": 1, "clip": 0.3}),
     ("dp_admm_star", "logistic-far-step", {"rho": 5e-5, "iterations": 3, "n_agents": 1, "c_w": 1e7}),
     ("pvp_star", "logistic-far-optimum", {"rho": FAR_OPTIMUM_RHO, "iterations": 1, "n_agents": 1}),
-    ("dp_sadmm", "squared-one-record", {"rho": 1.0, "iterations": 1, "batch_size": 1, "clip": 0.1}),
-    ("ssadmm", "squared-one-record", {"rho": 1.0, "iterations": 1, "batch_size": 1, "clip": 0.1}),
+    ("dp_sadmm", "squared-sampled", {"rho": 1.0, "iterations": 1, "batch_size": 1, "clip": 0.1}),
+    ("ssadmm", "squared-sampled", {"rho": 1.0, "iterations": 1, "batch_size": 1, "clip": 0.1}),
     ("private_admm", "squared-one-record", dict(_CYFFERS_AUDIT)),
     ("private_admm_federated", "squared-one-record", {**_CYFFERS_AUDIT, "sampling_rate": 1.0}),
     ("private_admm_walk", "squared-walk", dict(_CYFFERS_AUDIT)),
-    ("dp_prox_sgd", "squared-one-record", {"clip": 0.1, "step": 0.5, "sampling_rate": 1.0, "iterations": 1}),
+    ("dp_prox_sgd", "squared-one-record", {"clip": 0.1, "step": 0.5, "sampling_rate": 0.1, "iterations": 1}),
 )
+
+#: The rate at which each standard audit of a method whose ledger takes credit for Poisson sampling draws
+#: the canary's membership: the rate of the book's published runs. DP-SADMM and ssADMM: minibatches of
+#: b = 50 of the 10,000 training rows of Liu et al.'s chapter (here b = 1 of 200 records, the
+#: ``"squared-sampled"`` canary); proximal DP-SGD: Cyffers et al.'s 10 % of users per round (App. E).
+BOOK_SAMPLING_RATES = {"dp_sadmm": 50 / 10_000, "ssadmm": 50 / 10_000, "dp_prox_sgd": 0.1}
 
 #: Standard audits whose affine map is read with the run's seed held (:func:`audit_algorithm`'s
 #: ``hold_seed``): the walk's path is public randomness its ledger takes no credit for.
@@ -1043,10 +1269,35 @@ NOT_AUDITED = {
         "its ledger charges each inner step for the worst case of the variance-reduced gradient difference, up to "
         "4C/b, which needs a canary whose clipped gradient turns around between the snapshot and the iterate; the "
         "one-epoch canary (ridge regression on one record, labels ±10) moves only the snapshot's gradient and "
-        "reaches 0.32 of the reported privacy loss, below the ½ that halved noise needs, at any number of runs",
-        "the law of its noise (tests/test_privacy_noise.py) and its sensitivity, the ledger's 2c/n reached from an "
-        "adversarial snapshot (tests/test_privacy_sensitivity.py)"),
+        "reaches 0.32 of the reported privacy loss, below the ½ that halved noise needs, at any number of runs — "
+        "and so no audit at its sampling rate could catch a rate recorded too small either",
+        "the law of its noise (tests/test_privacy_noise.py), its sensitivity, the ledger's 2c/n reached from an "
+        "adversarial snapshot (tests/test_privacy_sensitivity.py), and the rate its ledger records against the "
+        "rate its minibatches are drawn at, which a rate four times too small fails (tests/test_liu.py)"),
 }
+
+
+def standard_runs(name: str, *, epsilon: float = 2.0, delta: float = 1e-3, runs: int | None = None,
+                  detect: float = 0.7, power: float = 0.9) -> int:
+    """Runs per dataset of the standard audit of ``name`` (:data:`STANDARD_AUDITS`, or the Gaussian mechanism).
+
+    ``runs`` (default ``runs_needed(epsilon, delta, detect, power=power)``: enough to catch noise cut to
+    ``detect`` with probability ``power`` at reach 1) for an audit of unsampled releases; an audit at a
+    sampling rate q (:data:`BOOK_SAMPLING_RATES`) takes ``runs`` times
+    ``runs_needed(…, sampling_rate=q) / runs_needed(…)``, the same power for a canary that takes part in a
+    fraction q of the runs.
+    """
+    unsampled = runs_needed(epsilon, delta, detect, power=power)
+    if runs is None:
+        if not math.isfinite(unsampled):
+            raise ValueError(f"detect must be below 1 for the audit to size itself (a cut to {detect!r} of the noise "
+                             f"is not detectable with up to 10⁹ runs at ε = {epsilon:g}, δ = {delta:g}); or give runs")
+        runs = unsampled
+    runs = check.count("runs", runs, minimum=4)
+    rate = BOOK_SAMPLING_RATES.get(name, 1.0)
+    if rate == 1 or not math.isfinite(unsampled):
+        return runs
+    return max(4, math.ceil(runs * runs_needed(epsilon, delta, detect, power=power, sampling_rate=rate) / unsampled))
 
 
 def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int | None = None, detect: float = 0.7,
@@ -1059,19 +1310,18 @@ def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int | No
     ``runs_needed(epsilon, delta, detect, power=power)``: enough to prove the report wrong with
     probability ``power`` when the noise is cut to ``detect`` (70 %) of what it should be, for a canary
     that reaches the whole sensitivity (``details["reach"]`` of each result says how much of it the
-    canary reaches; a canary reaching r catches a cut to ``detect · r`` as surely). Prints each result
-    when ``verbose``.
+    canary reaches; a canary reaching r catches a cut to ``detect · r`` as surely). An audit at a
+    sampling rate scales ``runs`` to the same power (:func:`standard_runs`). Prints each result when
+    ``verbose``.
     """
-    if runs is None:
-        runs = runs_needed(epsilon, delta, detect, power=power)
-        if not math.isfinite(runs):
-            raise ValueError(f"detect must be below 1 for the audit to size itself (a cut to {detect!r} of the noise "
-                             f"is not detectable with up to 10⁹ runs at ε = {epsilon:g}, δ = {delta:g}); or give runs")
-        if verbose:
-            print(f"{runs:,} runs per dataset: enough to catch noise cut to {detect:.0%} with {power:.0%} power "
-                  f"(audit.runs_needed)")
+    runs = standard_runs("Gaussian mechanism", epsilon=epsilon, delta=delta, runs=runs, detect=detect, power=power)
+    if verbose:
+        print(f"{runs:,} runs per dataset: enough to catch noise cut to {detect:.0%} with {power:.0%} power "
+              f"(audit.runs_needed); the audits at a sampling rate as many as give them the same power")
     canaries = {name: canary_pair(kind) for name, kind, _ in STANDARD_AUDITS}
     kind_of = {name: kind for name, kind, _ in STANDARD_AUDITS}
+    runs_of = {name: standard_runs(name, epsilon=epsilon, delta=delta, runs=runs, detect=detect, power=power)
+               for name, _, _ in STANDARD_AUDITS}
     results = []
     for factor in noise_factors:
         result = audit_gaussian_mechanism(epsilon=epsilon, delta=delta, runs=runs, seed=seed, noise_factor=factor)
@@ -1080,7 +1330,7 @@ def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int | No
             print(result)
         for name, _, options in STANDARD_AUDITS:
             D, D_prime = canaries[name]
-            result = audit_algorithm(name, D, D_prime, epsilon=epsilon, delta=delta, runs=runs, seed=seed,
+            result = audit_algorithm(name, D, D_prime, epsilon=epsilon, delta=delta, runs=runs_of[name], seed=seed,
                                      noise_factor=factor, method="affine", hold_seed=name in HOLD_SEED, **options)
             result.details["canary"] = kind_of[name]
             results.append(result)

@@ -8,7 +8,8 @@
 * Privacy: T Poisson-subsampled Gaussian releases with the per-record bound c/b, replace-one; the
   accountant certifies the target ε end to end (not less, not more than 1 % below), σ shrinks with b.
 * What a trace reports of the work: the expected per-example gradients b·t, the same at every seed; the
-  drawn batch sizes only under a key that says they are not private.
+  drawn batch sizes only under a key that says they are not private. The ledger's sampling rate is the
+  rate the minibatches are drawn at, and a ledger recording a quarter of it fails that check.
 * Bad inputs name the parameter.
 """
 
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import accounting, audit, datasets, problems
+from dpadmm_lite import accounting, audit, datasets, privacy, problems
 from dpadmm_lite.algorithms import chen_lee, stochastic
 
 
@@ -117,6 +118,19 @@ def test_released_counts_are_b_t_and_the_drawn_sizes_only_a_diagnostic(l1):
     realised = np.array([t.metrics[key][-1] for t in traces])
     assert len(set(realised)) > 1
     assert abs(realised.mean() - 480) < 5 * realised.std(ddof=1) / math.sqrt(len(realised))
+
+
+def test_the_ledger_records_the_rate_the_minibatches_are_drawn_at(l1, monkeypatch):
+    options = dict(epsilon=1.0, delta=1e-5, rho=0.5, iterations=1500, batch_size=24, seed=0)
+    honest = audit.sampling_rates("ssadmm", l1, **options)
+    assert honest.consistent and honest.recorded == 24 / l1.n and honest.samples == 1500, honest
+    real = privacy.PrivacyEvent
+    monkeypatch.setattr(chen_lee, "PrivacyEvent", lambda *a, sampling_rate=1.0, **k: real(
+        *a, sampling_rate=sampling_rate / 4, **k))
+    planted = audit.sampling_rates("ssadmm", l1, **options)
+    assert planted.recorded == pytest.approx(24 / l1.n / 4) and not planted.consistent
+    q, trials = planted.recorded, planted.samples * planted.records
+    assert abs(planted.realised - q) > 10 * math.sqrt(q * (1 - q) / trials)  # the members drawn alone refute it
 
 
 def test_the_squared_loss_needs_a_clip_and_fused_problems_are_refused(l1):

@@ -17,7 +17,8 @@
   against the two parts' own ε (lower bounds).
 * What a trace reports of the work: the expected per-example gradients (b per minibatch, n per
   snapshot), the same whatever batches were drawn; the drawn sizes only under a key that says they are
-  not private.
+  not private. The ledger's sampling rate is the rate the minibatches are drawn at (DP-VRADMM has no
+  audit at its sampling rate: this is its check), and a ledger recording a quarter of it fails.
 * The exercise checks answer like a teacher.
 """
 
@@ -29,7 +30,7 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import accounting, audit, datasets, problems, smoothing
+from dpadmm_lite import accounting, audit, datasets, privacy, problems, smoothing
 from dpadmm_lite.algorithms import stochastic as st
 from dpadmm_lite.exercises import liu2022 as ex
 
@@ -567,7 +568,7 @@ def test_the_noise_actually_added_has_the_ledgers_sigma(fused):
     assert p > 1e-3 and abs(math.sqrt(chi2 / z.size) - 1) < 0.1
 
 
-# ---------------------------------------------------------------------- counted work
+# ---------------------------------------------------------------------- counted work and sampling rates
 _RUNS = {
     "dp_sadmm": dict(iterations=20, record_every=5, batch_size=30),
     "dp_vradmm": dict(iterations=3, batch_size=30, inner=7),
@@ -607,6 +608,33 @@ def test_released_counts_are_expectations_and_the_drawn_sizes_only_a_diagnostic(
     assert len(set(realised)) > 1  # the drawn sizes follow the seed: that is what must not be released
     spread = realised.std(ddof=1) / math.sqrt(len(realised))
     assert abs(realised.mean() - first.metrics["gradient_evaluations"][-1]) < 5 * spread
+
+
+@pytest.fixture
+def quarter_rate_ledger(monkeypatch):
+    """The module's ledger events record a quarter of the sampling rate they are given (σ calibrated to them)."""
+    real = privacy.PrivacyEvent
+    monkeypatch.setattr(st, "PrivacyEvent", lambda *a, sampling_rate=1.0, **k: real(*a, sampling_rate=sampling_rate / 4,
+                                                                                    **k))
+
+
+@pytest.mark.parametrize("name", sorted(_RUNS))
+def test_the_ledger_records_the_rate_the_minibatches_are_drawn_at(fused, name, request):
+    """DP-VRADMM's check in place of an audit at its sampling rate (dpadmm_lite.audit.NOT_AUDITED), and DP-SADMM's
+    beside its audit: the ledger's rate is the rate every minibatch was drawn at, and the members drawn (900 and
+    3,000 minibatches of 30 of 300) agree with it; a ledger recording a quarter of it fails both ways."""
+    steps = dict(iterations=900) if name == "dp_sadmm" else dict(iterations=3, inner=300)
+    options = dict(epsilon=1.0, delta=1e-5, rho=0.5, batch_size=30, seed=0, **steps)
+    honest = audit.sampling_rates(name, fused, **options)
+    assert honest.consistent, honest
+    assert honest.recorded == 30 / fused.n and honest.samples == 900 and honest.records == fused.n
+    request.getfixturevalue("quarter_rate_ledger")
+    planted = audit.sampling_rates(name, fused, **options)
+    assert planted.recorded == pytest.approx(30 / fused.n / 4) and planted.drawn == (30 / fused.n,)
+    assert not planted.consistent
+    # the members drawn alone refute it: the realised rate is far (over 10 standard deviations) from the record
+    q, trials = planted.recorded, planted.samples * planted.records
+    assert abs(planted.realised - q) > 10 * math.sqrt(q * (1 - q) / trials)
 
 
 # ---------------------------------------------------------------------- the exercises

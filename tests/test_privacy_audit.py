@@ -8,7 +8,9 @@ the same audit proves the report wrong for the Gaussian mechanism and every algo
 ``audit.STANDARD_AUDITS`` — DP-ADMM, DP-AccADMM, DP-SGD, DP-SADMM, proximal DP-SGD and the three private
 ADMMs of Cyffers et al. on clipped gradients, PVP and DP-ADMM over a star on canaries the model meets at
 a large margin (where the logistic loss's canary reaches the lemma's Δ) — at the run count the power
-model asks for; every other private algorithm is in ``audit.NOT_AUDITED`` with its reason.
+model asks for; every other private algorithm is in ``audit.NOT_AUDITED`` with its reason. The methods whose
+ledgers take credit for Poisson sampling are audited at their book's sampling rate, the canary taking part as
+often as the run's own sampler makes it: a ledger recording a quarter of the rate drawn fails there.
 Bad scores (NaN, too few runs), impossible counts and records outside the data get named ValueErrors,
 and ``audit.runs_needed`` is checked against the audit it sizes. Seeded throughout, so the outcome is
 fixed; the settings come from ``tests/privacy_harness.py``.
@@ -24,7 +26,7 @@ import pytest
 
 import dpadmm_lite as dl
 import privacy_harness as H
-from dpadmm_lite import audit, labels
+from dpadmm_lite import accounting, audit, labels, privacy
 from dpadmm_lite.algorithms import chen_lee, fixed_point, stochastic
 
 PRIVATE = dl.algorithms().private
@@ -204,17 +206,18 @@ def test_two_hundred_thousand_runs_cannot_catch_a_cut_to_seventy_percent_at_smal
 STANDARD = ["Gaussian mechanism"] + [name for name, _, _ in audit.STANDARD_AUDITS]
 #: What the power model asks for to catch a cut to 70 % at reach 1 (ε = 2, δ = 1e-3, power 0.9): 33,280 runs.
 #: Halved noise at the weakest reach (0.7, DP-ADMM and DP-AccADMM) is then caught with power 0.82; at reach
-#: ≥ 0.83 (every other standard audit) with power > 0.99.
+#: ≥ 0.83 (every other standard audit) with power > 0.99. The audits at a sampling rate take as many runs as
+#: give them the same power (audit.standard_runs).
 STANDARD_RUNS = audit.runs_needed(2.0, 1e-3, 0.7, power=0.9)
 
 
 def _standard(name, noise_factor):
+    runs = audit.standard_runs(name)
     if name == "Gaussian mechanism":
-        return audit.audit_gaussian_mechanism(epsilon=2.0, delta=1e-3, runs=STANDARD_RUNS, seed=0,
-                                              noise_factor=noise_factor)
+        return audit.audit_gaussian_mechanism(epsilon=2.0, delta=1e-3, runs=runs, seed=0, noise_factor=noise_factor)
     kind, options = next((kind, options) for n, kind, options in audit.STANDARD_AUDITS if n == name)
     D, D_prime = audit.canary_pair(kind)
-    return audit.audit_algorithm(name, D, D_prime, epsilon=2.0, delta=1e-3, runs=STANDARD_RUNS, seed=0,
+    return audit.audit_algorithm(name, D, D_prime, epsilon=2.0, delta=1e-3, runs=runs, seed=0,
                                  noise_factor=noise_factor, method="affine", hold_seed=name in audit.HOLD_SEED,
                                  **options)
 
@@ -224,10 +227,14 @@ def test_every_standard_audit_passes_as_calibrated_and_catches_halved_noise(name
     honest, halved = _standard(name, 1.0), _standard(name, 0.5)
     assert honest.passed, str(honest)
     assert not halved.passed, f"halved noise went unnoticed: {halved}"
+    rate = honest.details.get("sampling_rate", 1.0)  # the rate the canary's membership was drawn at
+    assert rate == audit.BOOK_SAMPLING_RATES.get(name, 1.0), f"{name}: audited at q = {rate}"
     reach = honest.details["reach"]  # the canary exposes enough of the reported loss for halved noise to show
-    assert 0.6 < reach <= 1 + 1e-9, f"{name}: reach {reach}"
+    # exact for Gaussian ledgers; a sampled one's ε is the privacy loss distribution's (within 1e-3 above the truth)
+    assert 0.6 < reach <= 1 + (1e-9 if rate == 1 else 1e-3), f"{name}: reach {reach}"
     # not a lucky seed: the power model catches halved noise at this reach and run count with the stated power
-    assert audit.detection_power(2.0, 1e-3, 0.5, STANDARD_RUNS, reach=reach) >= (0.8 if reach < 0.75 else 0.99)
+    assert audit.detection_power(2.0, 1e-3, 0.5, honest.runs, reach=reach, sampling_rate=rate) >= \
+        (0.8 if reach < 0.75 else 0.99)
 
 
 def test_the_standard_run_count_is_the_power_models():
@@ -277,6 +284,7 @@ def test_a_many_record_release_hides_the_canary_which_is_why_one_record(name):
     two = ridge.with_data(ridge.X[:2], ridge.y[:2])
     D, D_prime = audit.canary_neighbours(two, labels=(-10.0, 10.0))
     options = dict(options, batch_size=2) if "batch_size" in options else options
+    options = dict(options, sampling_rate=1.0) if "sampling_rate" in options else options  # every record, every step
     result = audit.audit_algorithm(name, D, D_prime, epsilon=2.0, delta=1e-3, runs=1000, seed=0, method="affine",
                                    **options)
     expected = 1 / math.sqrt(2) if name == "private_admm" else 1.0
@@ -338,3 +346,84 @@ def test_intercepted_samples_are_the_runs_own_and_edits_force_who_takes_part():
     assert len(rounds) == 6 and all(s.rate == 0.3 and s.n == 200 for s in rounds)  # one sample per round
     assert chen_lee._poisson_batch is stochastic._poisson_batch  # restored, in every module that uses it
     assert stochastic._poisson_batch.__module__ == stochastic.__name__ and fixed_point._Schedule.__name__ == "_Schedule"
+
+
+def test_every_method_whose_ledger_counts_on_sampling_is_audited_at_its_rate_or_checked_against_it():
+    """Run every private algorithm's harness setting and watch it sample: a ledger that takes credit for Poisson
+    sampling (an event below rate 1) belongs to a method with a standard audit at its book's rate, or to one that
+    NOT_AUDITED says is checked against the rate it draws at; a method that samples without that credit (federated
+    ADMM: each participation is a full release) records rate 1."""
+    audited = {name: options for name, _, options in audit.STANDARD_AUDITS}
+    for name in PRIVATE:
+        problem, options, epsilon, delta = H.setting(name)
+        with audit.intercept_sampling() as samples:
+            trace = dl.run(name, problem, epsilon=epsilon, delta=delta, seed=0, **options)
+        credited = [e.sampling_rate for e in trace.ledger if e.sampling_rate < 1]
+        if credited:
+            assert samples, f"{name}: its ledger counts on sampling, but the run drew no sample"
+            assert name in audit.BOOK_SAMPLING_RATES or "the rate its minibatches are drawn at" in \
+                audit.NOT_AUDITED[name].checked_by, name
+            if name in audit.BOOK_SAMPLING_RATES:
+                assert audit.BOOK_SAMPLING_RATES[name] < 1 and name in audited, name
+        elif samples:
+            assert all(e.sampling_rate == 1 for e in trace.ledger), name
+    assert set(audit.BOOK_SAMPLING_RATES) == {"dp_sadmm", "ssadmm", "dp_prox_sgd"}
+
+
+@pytest.fixture
+def quarter_rate_ledgers(monkeypatch):
+    """Every ledger event that the Liu et al., Chen & Lee and Cyffers et al. modules write records a quarter of the
+    sampling rate it is given (and their calibration, which reads the same events, scales σ to that ledger), while
+    the runs keep drawing their samples at the true rate."""
+    real = privacy.PrivacyEvent
+
+    def quarter(*args, sampling_rate=1.0, **kwargs):
+        return real(*args, sampling_rate=sampling_rate / 4, **kwargs)
+
+    for module in (stochastic, chen_lee, fixed_point):
+        monkeypatch.setattr(module, "PrivacyEvent", quarter)
+    fixed_point._noise_multiplier.cache_clear()  # memoised σ/Δ keyed by the true rate
+    yield
+    fixed_point._noise_multiplier.cache_clear()
+    audit._AFFINE_CACHE.clear()
+
+
+@pytest.mark.parametrize("name", sorted(audit.BOOK_SAMPLING_RATES))
+def test_a_ledger_recording_a_quarter_of_the_rate_drawn_fails_the_audit_at_the_book_rate(name, quarter_rate_ledgers):
+    result = _standard(name, 1.0)
+    q = audit.BOOK_SAMPLING_RATES[name]
+    assert result.details["recorded_sampling_rate"] == pytest.approx(q / 4)  # the plant took
+    assert result.details["sampling_rate"] == q  # the audit drew the canary at the rate the run drew its samples
+    assert result.epsilon_reported == pytest.approx(2.0, rel=0.01)  # the ledger, calibrated to itself, reports ε
+    assert not result.passed, f"a ledger recording q/4 went unnoticed: {result}"
+    # not a lucky seed: the planted σ is the true one times the ratio of the two calibrations, and the power model
+    # catches that cut at this run count with probability ≥ 0.9
+    unit = [privacy.PrivacyEvent("gaussian", 1.0, 1.0, sampling_rate=rate, neighbours="replace_one")
+            for rate in (q / 4, q)]
+    cut = accounting.calibrate_ledger(unit[:1], 2.0, 1e-3) / accounting.calibrate_ledger(unit[1:], 2.0, 1e-3)
+    assert cut < 0.7
+    assert audit.detection_power(2.0, 1e-3, cut, result.runs, sampling_rate=q) >= 0.9
+
+
+def test_the_sampled_audit_needs_a_release_that_only_the_canary_moves():
+    """On two records of which the other is not a zero row, who else is in the sample moves the model: the map of
+    each membership of the canary does not reproduce fresh runs, and the affine audit refuses (by runs it is
+    valid); an amplified ledger refuses a held seed."""
+    ridge = audit.tiny_problem("squared")
+    D, D_prime = audit.canary_neighbours(ridge.with_data(ridge.X[:2], ridge.y[:2]), labels=(-10.0, 10.0))
+    options = dict(epsilon=2.0, delta=1e-3, runs=200, seed=0, clip=0.1, step=0.5, sampling_rate=0.5, iterations=1)
+    with pytest.raises(ValueError, match="not affine in its noise for each membership of the canary"):
+        audit.audit_algorithm("dp_prox_sgd", D, D_prime, method="affine", **options)
+    with pytest.raises(ValueError, match="hold_seed must be False"):
+        audit.audit_algorithm("dp_prox_sgd", D, D_prime, method="affine", hold_seed=True, **options)
+    by_runs = audit.audit_algorithm("dp_prox_sgd", D, D_prime, method="runs", **options)
+    assert by_runs.passed and by_runs.details["sampling_rate"] == 0.5
+
+
+def test_the_mixture_power_model_reduces_to_the_gaussian_one_and_needs_more_runs_for_rarer_canaries():
+    assert audit.detection_power(2.0, 1e-3, 0.5, 3000, sampling_rate=1.0) == audit.detection_power(2.0, 1e-3, 0.5, 3000)
+    rare, common = (audit.runs_needed(2.0, 1e-3, 0.7, sampling_rate=q) for q in (1 / 200, 0.1))
+    assert rare > 2 * common  # the canary takes part in 1 run in 200 against 1 in 10
+    assert audit.runs_needed(2.0, 1e-3, 1.0, sampling_rate=0.1) == math.inf
+    with pytest.raises(ValueError, match=r"sampling_rate"):
+        audit.detection_power(2.0, 1e-3, 0.5, 3000, sampling_rate=0.0)
