@@ -45,7 +45,8 @@ def table(results, epsilon: float, delta: float) -> str:
         kind, opts = options.get(name, ("worst-case pair", {}))
         design = f"{kind}: " + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                                          for k, v in opts.items()) if opts else kind
-        power = audit.detection_power(epsilon, delta, 0.5, r.runs, reach=reach)
+        power = audit.detection_power(epsilon, delta, 0.5, r.runs, reach=reach,
+                                      sampling_rate=r.details.get("sampling_rate", 1.0))
         w = halved.get(name)
         caught = "—" if w is None else ("yes" if not w.passed else "NO")
         rows.append(f"{name:<24} {r.runs:>7} {power:>6.2f} {reach:>6.2f} {r.epsilon_lower:>13.3f} "
