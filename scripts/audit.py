@@ -15,7 +15,10 @@ test needs to catch noise cut to ``--detect`` (70 %) with 90 % probability for a
 the whole sensitivity (vectorised: seconds). A smaller shortfall needs many more runs, and a canary of
 reach r only sees a cut below r: see "What an audit can and cannot detect" in ``dpadmm_lite.audit``.
 
-    python scripts/audit.py [--runs N] [--detect 0.7] [--epsilon 2] [--delta 1e-3]
+    python scripts/audit.py [--runs N] [--detect 0.7] [--epsilon 2] [--delta 1e-3] [--tuning N]
+
+``--tuning N`` first audits ``dl.tune`` (:func:`dpadmm_lite.audit.audit_tuning`, N tunings a side) on what
+it releases and on its diagnostics, as calibrated and with halved noise.
 
 Exit status 1 if any report is proven wrong at full noise, 2 if halved noise goes unnoticed for any
 audit (the audit lost its teeth).
@@ -63,8 +66,19 @@ def main(argv=None) -> int:
     parser.add_argument("--epsilon", type=float, default=2.0)
     parser.add_argument("--delta", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tuning", type=int, default=0, metavar="N",
+                        help="also audit dl.tune with N tunings a side (audit.audit_tuning), on its release and on "
+                             "its diagnostics")
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    if args.tuning:
+        for factor in (1.0, 0.5):
+            t0 = time.perf_counter()
+            a = audit.audit_tuning(args.tuning, epsilon=args.epsilon, delta=args.delta, noise_factor=factor,
+                                   seed=args.seed)
+            print(f"dl.tune, {a.runs:,} tunings a side, noise x{factor:g}: reported ε = {a.epsilon_reported:.3f}; "
+                  f"the release proves ε ≥ {a.released['epsilon']:.3f}, the diagnostics (every run's score) "
+                  f"ε ≥ {a.diagnostics['epsilon']:.3f} ({time.perf_counter() - t0:.0f} s)")
     results = audit.standard_audits(epsilon=args.epsilon, delta=args.delta, runs=args.runs, detect=args.detect,
                                     seed=args.seed, verbose=True)
     print()
