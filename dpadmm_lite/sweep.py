@@ -39,13 +39,16 @@ extra: ``pip install "dpadmm-lite[dask]"``.
 * the sweep's arguments: its name, grid (values and order) and seeds;
 * the task, by content: its code (bytecode and constants: a change of comments or layout does
   not count), its default and keyword-only default arguments, the contents of its closure
-  cells, the module constants and notebook globals it reads — and, recursively, the same for
-  every function it calls or reads that is not installed code (a helper in the same notebook,
-  a ``functools.partial``'s function and arguments, a bound method and its object, the function
-  inside an ``lru_cache``). Values are hashed by content: numbers, strings, containers, numpy
-  arrays (bytes, dtype, shape), pandas objects, sparse matrices, :class:`~dpadmm_lite.problems.Problem`
-  objects and any other object through its pickled state (never an ``id`` or an address, so
-  the key is the same in every process). A class that is not installed code (one defined in a
+  cells, the module constants and notebook globals it reads, and the builtins it reads by value
+  (``builtins.round = …`` counts) — and, recursively, the same for every function it calls or
+  reads that is not installed code (a helper in the same notebook, a ``functools.partial``'s
+  function and arguments, a bound method and its object, the function inside an ``lru_cache``).
+  Values are hashed by content: numbers, strings, containers, numpy arrays (bytes, dtype, shape),
+  pandas objects, sparse matrices, :class:`~dpadmm_lite.problems.Problem` objects and any other
+  object through its pickled state (never an ``id`` or an address, so the key is the same in
+  every process) — and, when its class is not installed code and chooses what its pickle holds
+  (a ``__getstate__`` or ``__reduce__`` of its own), through its attributes as well, since its
+  methods read the object and not its pickle. A class that is not installed code (one defined in a
   notebook cell or a module next to it) counts by its contents — its methods' code, its class
   attributes and its bases, recursively — so redefining it in a cell, or changing a class
   attribute, is another sweep. A module that is not installed code counts by its file and by
@@ -59,10 +62,20 @@ extra: ``pip install "dpadmm-lite[dask]"``.
   disk after the import, a kernel still runs the old code: its results are then returned but
   not cached, with a :class:`CacheWarning`.)
 * the library's state since its import (:mod:`dpadmm_lite._state`): every public module-level
-  value of the library, every function and class it defines and its classes' attributes are
-  compared with what each module's import left; what differs — a dict mutated in place
-  (``dl.labels.PARAMETER_LABELS["rho"] = …``), a constant rebound, a function monkeypatched or
-  its ``__code__`` swapped — is hashed by content (a replacement function by its code).
+  value of the library, every function and class it defines, its classes' attributes and its
+  private constants are compared with what each module's import left; what differs — a dict
+  mutated in place (``dl.labels.PARAMETER_LABELS["rho"] = …``), a constant rebound
+  (``star._ROUNDING_MARGIN = …`` too), a function monkeypatched or its ``__code__`` swapped — is
+  hashed by content (a replacement function by its code).
+* what the library's code and the task read outside them, where it differs from what it held when
+  first seen (:func:`dpadmm_lite._state.outside_changes`): the interpreter's builtin functions and
+  types (``builtins.round = …``), and every public name of the loaded modules of the packages the
+  library imports (numpy, scipy, pandas, the standard library's) or the task reaches, as the
+  library's import (or the first sweep that reached them) found them: ``np.clip = …`` counts,
+  whether the task calls ``np.clip`` or only the library does. A function or class of a notebook
+  found there or in the builtins counts as well, so that a patch made before ``import dpadmm_lite``
+  is seen too. The hooks of ``sys``, ``threading`` and ``warnings``, which kernels and test
+  runners rebind, are not compared.
 * the environment variables the sweep declares with ``grid(..., env=("NAME", …))``, by value.
 
 A task that reads the environment (its code, or a function it reaches, names ``os.environ``,
@@ -73,14 +86,25 @@ the like, ``np.random.seed``, or the ``random`` module), whose state no key can 
 
 Change any of them and the sweep re-runs. Not in the key: files the task reads by name (other
 than the library's data), state reached only through ``globals()``/``eval``, a module imported
-under a name computed at run time, an environment variable read by installed code, and the
-library's private module-level data (memos such as a loaded data set). Memoised
-values are left out where the library knows they are derived: the values of a
-``functools.cached_property``, the contents of an ``lru_cache``, and the library's own private
-attributes (e.g. a problem's cached reference optimum); a plain dict used as a memo counts
-with whatever it holds at the time of the call. A value that cannot be hashed by content
-(a lock, an open file, a generator, a widget) makes the sweep run uncached with a
-:class:`CacheWarning` naming it: results are never served for values the key did not see.
+under a name computed at run time, an environment variable read by installed code, the
+library's private data changed in place (its memos, such as a loaded data set, fill in place;
+a private name rebound counts), a name of an installed package rebound to another installed
+package's value before the library or a sweep first saw it, a package reached only through
+another installed package, and what an installed class's pickle leaves out. Memoised values are
+left out of the key: the values of a ``functools.cached_property``, the contents of an
+``lru_cache``, and the library's own private attributes (e.g. a problem's cached reference
+optimum); a plain dict used as a memo counts with whatever it holds at the time of the call. So
+that a memo never answers for values the key did not see, a sweep that runs for the cache first
+empties the ``lru_cache``'d helpers and cached properties its task reaches whose values differ
+from the last sweep that ran with them, or that gained entries since (see
+:func:`_empty_stale_memos`), and the library's own ``lru_cache`` memos when the library's state
+differs from the last sweep's. Not seen: a library memo filled outside a sweep while the
+library's state was changed and then restored, an ``lru_cache`` emptied by hand and refilled to
+the same counts under values changed and then restored between two sweeps, and a library
+object's private memo (a problem's reference optimum) computed before its arrays were changed in
+place. A value that cannot be hashed by content (a lock, an open file, a generator, a widget)
+makes the sweep run uncached with a :class:`CacheWarning` naming it: results are never served
+for values the key did not see.
 
 The digest is the SHA-256 of the file's bytes, checked before the file is parsed, and the file
 carries its full key in its Parquet metadata, checked after; a file that fails either check,
@@ -120,6 +144,7 @@ import tempfile
 import time
 import types
 import warnings
+import weakref
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -145,7 +170,7 @@ KEY_LENGTH = 16
 #: Parquet metadata entry that holds the sweep's name and full key.
 _METADATA = b"dpadmm_lite.sweep"
 #: Changes when the meaning of a key changes (files of older formats are never read).
-_KEY_FORMAT = "dpadmm_lite.sweep key 3"
+_KEY_FORMAT = "dpadmm_lite.sweep key 4"
 
 
 class CacheWarning(UserWarning):
@@ -222,10 +247,10 @@ def grid(
                              f"(-1: every core), got {n_jobs!r}")
     settings = [dict(zip(grid, combo), seed=s) for combo in itertools.product(*grid.values()) for s in seeds]
 
-    key = None
+    key = hasher = None
     if cache and _parquet_available():
         try:
-            key = cache_key(task, grid, seeds=seeds, name=name, env=env)
+            key, hasher = _key(task, grid, seeds=seeds, name=name, env=env)
         except _Unhashable as exc:
             warnings.warn(CacheWarning(f"sweep {name!r} not cached: {exc}; it runs every time (pass cache=False to "
                                        f"say so, or let the task read values that can be hashed)"), stacklevel=2)
@@ -236,6 +261,7 @@ def grid(
         cached = _read_cache(cache_dir(), name, key)
         if cached is not None:
             return cached
+        _empty_stale_memos(hasher)  # a memo filled under other values would be written under this key
 
     with _cluster_from_environment(n_jobs):
         shipped = _InWorker(task)  # prepares a worker process's allocator before its first task
@@ -254,6 +280,7 @@ def grid(
     frame = pd.concat([_rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
 
     if key is not None:
+        _remember_memos(hasher)
         _write_cache(cache_dir(), name, key, frame)
     return frame
 
@@ -266,6 +293,11 @@ def cache_key(task: Callable[..., object], grid: Mapping[str, Sequence], *, seed
     covers). Raises :class:`TypeError` naming the value when the task reads one that cannot be
     hashed by content.
     """
+    return _key(task, grid, seeds=seeds, name=name, env=env)[0]
+
+
+def _key(task, grid, *, seeds, name, env) -> tuple[str, _Hasher]:
+    """The cache key, and the hasher that computed it (what it read: the memos the task reaches)."""
     hasher = _Hasher(env)
     parts = [
         _h("format", _KEY_FORMAT),
@@ -274,11 +306,14 @@ def cache_key(task: Callable[..., object], grid: Mapping[str, Sequence], *, seed
         hasher.digest([int(s) for s in seeds], "the seeds"),
         hasher.digest(task, "the task"),
         _library_fingerprint(),
-        _library_state(hasher),
     ]
+    library = _library_state(hasher)
+    outside = _outside_state(hasher)  # after the task and the library's state: the packages they reached
+    hasher.state = _h("process state", library, outside)
+    parts += [library, outside]
     if env is not None:  # declared, read or not
         parts.append(hasher._environment(None))
-    return hashlib.sha256(b"".join(parts)).hexdigest()
+    return hashlib.sha256(b"".join(parts)).hexdigest(), hasher
 
 
 #: Environment variable naming the Dask scheduler every sweep runs on (see the module doc).
@@ -779,6 +814,19 @@ class _Hasher:
         self._alive: list = []  # keeps hashed objects alive so that their ids stay theirs
         self._active: dict[int, int] = {}
         self._path: list[str] = []
+        #: top-level names of the installed packages reached (their names are compared, see _outside_state)
+        self.packages: set[str] = set()
+        #: (holder, attribute, digest of what fills it) of the memos reached: an lru_cache'd helper outside
+        #: installed code and the library (attribute None), a cached_property of an object whose class is
+        #: not installed code
+        self.memos: list[tuple[object, str | None, bytes]] = []
+        #: digest of the library's state and of the names it and the task read outside it (set by _key)
+        self.state = b""
+
+    def _installed(self, module_name: str) -> str:
+        """The version of an installed package reached; its names are compared as well."""
+        self.packages.add(module_name.partition(".")[0])
+        return _version(module_name)
 
     def digest(self, value, label: str | None = None) -> bytes:
         if label is not None:
@@ -886,8 +934,12 @@ class _Hasher:
             return _h("partial", self.digest(obj.func, "partial function"), self.digest(obj.args, "partial arguments"),
                       self.digest(obj.keywords, "partial keywords"), self.digest(getattr(obj, "__dict__", {})))
         if t.__name__ == "_lru_cache_wrapper" and hasattr(obj, "__wrapped__"):
-            # the cache's contents are derived from the wrapped function: only that counts
-            return _h("lru_cache", str(obj.cache_parameters()), self.digest(obj.__wrapped__, "lru_cache function"))
+            # the cache's contents are derived from the wrapped function: only that counts, and grid empties
+            # a memo filled under other values before it runs (_empty_stale_memos)
+            reads = self.digest(obj.__wrapped__, "lru_cache function")
+            if _user_defined(obj.__wrapped__):
+                self.memos.append((obj, None, reads))
+            return _h("lru_cache", str(obj.cache_parameters()), reads)
         if isinstance(obj, (staticmethod, classmethod)):
             return _h(t.__name__, self.digest(obj.__func__))
         if isinstance(obj, property):
@@ -900,14 +952,14 @@ class _Hasher:
             owner = obj.__self__
             if owner is None or isinstance(owner, types.ModuleType):
                 module = getattr(obj, "__module__", None) or getattr(owner, "__name__", "") or ""
-                return _h("builtin", module, obj.__qualname__, _version(module))
+                return _h("builtin", module, obj.__qualname__, self._installed(module))
             return _h("builtin method", obj.__name__, self.digest(owner, "its object"))
         if isinstance(obj, types.MethodWrapperType):
             return _h("method-wrapper", obj.__name__, self.digest(obj.__self__, "its object"))
         if isinstance(obj, _DESCRIPTORS):
             return _h("descriptor", self._type(obj.__objclass__), obj.__name__)
         if isinstance(obj, np.ufunc):
-            return _h("ufunc", obj.__name__, np.__version__)
+            return _h("ufunc", obj.__name__, self._installed("numpy"))
         return self._object(obj)
 
     # ------------------------------------------------------------------ data
@@ -955,7 +1007,7 @@ class _Hasher:
         if origin == "library":
             return _h("module", name)
         if origin == "installed":
-            return _h("module", name, _version(name))
+            return _h("module", name, self._installed(name))
         file = getattr(module, "__file__", None)
         try:
             source = Path(file).read_bytes() if file else b""
@@ -974,7 +1026,7 @@ class _Hasher:
         module, name = getattr(cls, "__module__", "") or "", cls.__qualname__
         origin = _origin(module)
         if origin != "user":
-            return _h("class", module, name, _version(module) if origin == "installed" else "")
+            return _h("class", module, name, self._installed(module) if origin == "installed" else "")
         key = id(cls)
         if key in self._memo:
             return self._memo[key]
@@ -1004,7 +1056,7 @@ class _Hasher:
         module, name = fn.__globals__.get("__name__", fn.__module__) or "", fn.__qualname__
         origin = _origin(module)
         if origin == "installed":
-            return _h("function", module, name, _version(module))
+            return _h("function", module, name, self._installed(module))
         parts = [self.digest(fn.__defaults__, f"defaults of {name}"),
                  self.digest(fn.__kwdefaults__, f"keyword-only defaults of {name}")]
         for variable, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
@@ -1031,8 +1083,8 @@ class _Hasher:
         for variable in _global_names(fn.__code__):
             if variable in namespace:
                 parts += [variable, self.digest(namespace[variable], f"global {variable!r} read by {name}")]
-            elif variable in builtins:
-                parts += [variable, _h("builtin name")]
+            elif variable in builtins:  # by value: builtins.round = … or builtins.SCALE = … counts
+                parts += [variable, self.digest(builtins[variable], f"builtin {variable!r} read by {name}")]
             else:
                 parts += [variable, _h("undefined name")]
         if fn.__dict__:
@@ -1051,24 +1103,92 @@ class _Hasher:
         if not isinstance(reduced, tuple) or len(reduced) < 2:
             raise self._fail(obj, f"its __reduce_ex__ returned {type(reduced).__name__}")
         constructor, args, state, items, pairs = (tuple(reduced) + (None,) * 5)[:5]
+        derived = _cached_properties(cls)
         if isinstance(state, dict):
-            state = self._state(cls, state)
+            state = self._state(cls, state, derived)
         elif isinstance(state, tuple) and len(state) == 2 and all(s is None or isinstance(s, dict) for s in state):
-            state = tuple(None if s is None else self._state(cls, s) for s in state)
-        return _h("object", self._type(cls), self.digest(constructor, "its constructor"),
-                  self.digest(args, f"{cls.__qualname__} arguments"), self.digest(state, f"{cls.__qualname__} state"),
-                  self.digest(None if items is None else list(items), f"{cls.__qualname__} items"),
-                  self.digest(None if pairs is None else dict(pairs), f"{cls.__qualname__} items"))
+            state = tuple(None if s is None else self._state(cls, s, derived) for s in state)
+        origin = _origin(cls.__module__ or "")
+        attributes = ()
+        if origin != "installed" and _own_pickling(cls):
+            # its pickle holds what its __getstate__ or __reduce__ chose, its methods read the object: its
+            # attributes count too (an installed class's pickle is trusted to hold what its code reads)
+            attributes = (self.digest(self._state(cls, _attributes(obj), derived), f"{cls.__qualname__} attributes"),)
+        digest = _h("object", self._type(cls), self.digest(constructor, "its constructor"),
+                    self.digest(args, f"{cls.__qualname__} arguments"), self.digest(state, f"{cls.__qualname__} state"),
+                    self.digest(None if items is None else list(items), f"{cls.__qualname__} items"),
+                    self.digest(None if pairs is None else dict(pairs), f"{cls.__qualname__} items"), *attributes)
+        if origin != "installed" and getattr(obj, "__dict__", None) is not None:
+            # its cached properties are memos of the object and its class (this digest): grid empties one
+            # filled under other values (_empty_stale_memos)
+            self.memos += [(obj, attribute, digest) for attribute in derived]
+        return digest
 
     @staticmethod
-    def _state(cls: type, state: dict) -> dict:
+    def _state(cls: type, state: dict, derived: Mapping[str, object]) -> dict:
         """An object's attributes without the ones derived from the others: the values of its
         ``cached_property`` attributes and, for the library's classes, its private attributes
         (memoised results such as a problem's reference optimum, working buffers)."""
-        derived = {k for klass in cls.__mro__ for k, v in vars(klass).items()
-                   if isinstance(v, functools.cached_property)}
         library = _origin(cls.__module__ or "") == "library"
         return {k: v for k, v in state.items() if k not in derived and not (library and str(k).startswith("_"))}
+
+
+#: The methods through which a class chooses what its pickle holds.
+_PICKLING = ("__reduce_ex__", "__reduce__", "__getstate__")
+
+
+def _own_pickling(cls: type) -> bool:
+    """Whether ``cls`` (or a base other than ``object``) chooses what its pickle holds."""
+    return any(getattr(cls, method, None) is not getattr(object, method) for method in _PICKLING)
+
+
+def _attributes(obj) -> dict:
+    """An object's instance attributes: its ``__dict__`` and the slots that are set."""
+    found = dict(getattr(obj, "__dict__", None) or {})
+    for klass in type(obj).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        for slot in [slots] if isinstance(slots, str) else slots:
+            if slot.startswith("__") and not slot.endswith("__"):  # stored under its mangled name
+                slot = f"_{klass.__name__.lstrip('_')}{slot}"
+            descriptor = vars(klass).get(slot)
+            if isinstance(descriptor, types.MemberDescriptorType):
+                with contextlib.suppress(AttributeError):  # a slot never set
+                    found[slot] = descriptor.__get__(obj, klass)
+    return found
+
+
+def _cached_properties(cls: type) -> dict[str, functools.cached_property]:
+    """Name → ``cached_property`` of a class (the one its instances resolve: the first along the MRO)."""
+    found: dict[str, object] = {}
+    for klass in cls.__mro__:
+        for name, value in vars(klass).items():
+            found.setdefault(name, value)
+    return {name: value for name, value in found.items() if isinstance(value, functools.cached_property)}
+
+
+def _user_defined(value) -> bool:
+    """Whether ``value`` was defined outside installed code and the library (in a notebook, a script,
+    a module next to them): a function by where its code runs, a class by its module, a bound method or
+    a ``functools.partial`` by its function, any other object by its class."""
+    if type(value) in _PLAIN:
+        return False
+    while isinstance(value, (types.MethodType, functools.partial)):
+        value = value.__func__ if isinstance(value, types.MethodType) else value.func
+    if isinstance(value, types.FunctionType):
+        module = value.__globals__.get("__name__", value.__module__) or ""
+        if module not in sys.modules:  # its module is gone (or never was one): where its code is
+            return not os.path.realpath(value.__code__.co_filename).startswith(_INSTALLED)
+    else:  # a class's, an extension function's or an instance's own __module__, else its class's
+        module = getattr(value, "__module__", None)
+        if not isinstance(module, str):
+            module = type(value).__module__
+        if module.partition(".")[0] not in sys.modules:  # named after no loaded module: an extension's
+            return False
+    return _origin(module) == "user"
+
+
+#: Types whose values are data, never code of a notebook's.
+_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset})
 
 
 def _unwrapped(function):
@@ -1134,6 +1254,104 @@ def _library_state(hasher: _Hasher) -> bytes:
         if how == "code":  # a library function hashes by name (its file): its swapped code by content
             parts.append(hasher._code(value.__code__))
     return _h("library state", *parts)
+
+
+def _outside_state(hasher: _Hasher) -> bytes:
+    """Digest of what the library's code and the task read outside the library that differs from
+    what it held when first seen (:func:`dpadmm_lite._state.outside_changes`): a builtin rebound or a
+    notebook's function put in the builtins, a function of numpy or of another installed package the
+    library imports or the task reached monkeypatched (``np.clip = …``), by content; nothing when all
+    are as first seen."""
+    parts = []
+    for module, name, value, how in _state.outside_changes(sorted(hasher.packages), _user_defined):
+        label = f"{module}.{name} ({how})"
+        if isinstance(value, types.MethodType) and not _user_defined(value):
+            # an installed object's method (a kernel's builtins.input): by its function and class, not by
+            # the object's state (a kernel's sockets)
+            parts += [module, name, how, hasher.digest(value.__func__, label), hasher._type(type(value.__self__))]
+        else:
+            parts += [module, name, how, hasher.digest(value, label)]
+    return _h("outside state", *parts)
+
+
+# ---------------------------------------------------------------------- memos
+#: The process state (library, builtins, packages) when nothing differs from what the import found.
+_AS_IMPORTED = _h("process state", _h("library state"), _h("outside state"))
+#: The process state under which the library's own memos were last emptied (or filled, from the import on).
+_LIBRARY_MEMOS_FILLED_UNDER = [_AS_IMPORTED]
+#: Per memo a sweep ran with: (id of its holder, attribute) → (weak reference to the holder, digest of
+#: what fills it, its fill marker after the sweep ran).
+_MEMOS: dict[tuple[int, str | None], tuple] = {}
+_ABSENT = object()
+
+
+def _fill_marker(holder, attribute):
+    """What changes when a memo gains an entry: an lru_cache's (size, misses, hits), a cached
+    property's value (compared by identity: the record keeps it alive)."""
+    if attribute is None:
+        info = holder.cache_info()
+        return info.currsize, info.misses, info.hits
+    return (getattr(holder, "__dict__", None) or {}).get(attribute, _ABSENT)
+
+
+def _unchanged(marker, before, attribute) -> bool:
+    if attribute is not None:
+        return marker is before
+    # no entry added (the same size and misses), and not emptied and refilled (which restarts the hits at 0)
+    return marker[:2] == before[:2] and marker[2] >= before[2]
+
+
+def _empty_stale_memos(hasher: _Hasher) -> None:
+    """Before a sweep runs for the cache, empty every memo whose entries may have been computed from
+    other values than the ones its key holds: the sweep would write them under this key.
+
+    A memo the task reaches (an ``lru_cache``'d helper outside installed code and the library, the
+    ``cached_property`` of an object whose class is not installed code) is kept only if the last sweep
+    that ran with it saw the same values (the helper's code and globals, or the object and its class;
+    and the process state) and it gained no entry since; any other is emptied, one filled in a cell
+    before any sweep saw it included. The library's own ``lru_cache`` memos are emptied when the
+    library's state, or what it reads outside itself, differs from the last sweep's (from the
+    import's, before the first)."""
+    for holder, attribute, reads in hasher.memos:
+        marker = _fill_marker(holder, attribute)
+        if (marker[0] == 0) if attribute is None else marker is _ABSENT:
+            continue  # empty
+        seen = _MEMOS.get((id(holder), attribute))
+        if (seen is None or seen[0]() is not holder or seen[1] != _h("memo", reads, hasher.state)
+                or not _unchanged(marker, seen[2], attribute)):
+            if attribute is None:
+                holder.cache_clear()
+            else:
+                holder.__dict__.pop(attribute, None)
+    if hasher.state != _LIBRARY_MEMOS_FILLED_UNDER[0]:
+        for memo in _library_memos():
+            memo.cache_clear()
+        _LIBRARY_MEMOS_FILLED_UNDER[0] = hasher.state
+
+
+def _remember_memos(hasher: _Hasher) -> None:
+    """After a sweep ran: what each memo it reached was filled under, for the next sweep's check."""
+    for holder, attribute, reads in hasher.memos:
+        where = (id(holder), attribute)
+        try:
+            ref = weakref.ref(holder, lambda _, where=where: _MEMOS.pop(where, None))
+        except TypeError:  # no weak reference to it: emptied before every sweep that runs with it
+            continue
+        _MEMOS[where] = (ref, _h("memo", reads, hasher.state), _fill_marker(holder, attribute))
+
+
+def _library_memos():
+    """The library's ``lru_cache`` memos, module-level and in its classes (not the sweep's own, which
+    memoise facts about code objects and module names)."""
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or _origin(name) != "library" or name == __name__:
+            continue
+        for value in list(vars(module).values()):
+            inner = list(vars(value).values()) if isinstance(value, type) and value.__module__ == name else []
+            for memo in [value, *inner]:
+                memo = memo.__func__ if isinstance(memo, (staticmethod, classmethod)) else memo
+                if type(memo).__name__ == "_lru_cache_wrapper" and hasattr(memo, "cache_clear"):
+                    yield memo
 
 
 _LIBRARY_SNAPSHOT[_LIBRARY_ROOT] = _library_files(_LIBRARY_ROOT)
