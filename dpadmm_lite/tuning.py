@@ -64,6 +64,8 @@ __all__ = ["METHODS", "TuningDiagnostics", "TuningResult", "disjoint", "tune", "
 
 #: The selection procedures of :func:`tune`.
 METHODS = ("random_stopping", "fixed")
+#: Non-zero shapes η of the number of runs below this size are refused (η = 0 is the logarithmic law).
+MIN_ABS_ETA = 1e-6
 #: The smallest finite budget of a whole tuning.
 MIN_EPSILON = 1e-2
 #: Arguments a candidate may not set: the tuner owns them.
@@ -412,6 +414,8 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
     gamma = None
     if method == "random_stopping":
         eta, _ = accounting._selection._eta_gamma(eta, 0.5)
+        if 0 < abs(eta) < MIN_ABS_ETA:  # γ of a mean, searched down to e^-700, would divide by an underflow
+            raise ValueError(f"eta must be 0 or a number in (-1, 1000] with |eta| ≥ {MIN_ABS_ETA:g}, got {eta!r}")
         if mean_repetitions is None:
             mean_repetitions = float(max(len(settings), 2))
         gamma = accounting.truncated_negative_binomial_gamma(eta, mean_repetitions)

@@ -67,8 +67,6 @@ __all__ = ["truncated_negative_binomial_mean", "truncated_negative_binomial_gamm
 #: The largest shape η the tuner accepts: far beyond any useful η (0 … 3 in Papernot & Steinke), and small enough
 #: that Γ(k + η) and γ^{−η} stay inside floating point.
 MAX_ETA = 1e3
-#: Non-zero shapes below this size are refused: γ^{−η} − 1 underflows to 0 (η = 0 is the logarithmic law).
-MIN_ABS_ETA = 1e-6
 #: The largest expected number of candidate runs: each is a full training run.
 MAX_MEAN_REPETITIONS = 1e4
 #: :func:`sample_repetitions` tabulates the CDF of K up to this many runs; the tuner refuses a law whose mass
@@ -78,9 +76,9 @@ SAMPLER_LIMIT = 10_000_000
 
 def _eta_gamma(eta: float, gamma: float) -> tuple[float, float]:
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not (
-            math.isfinite(eta) and -1 < eta <= MAX_ETA) or 0 < abs(eta) < MIN_ABS_ETA:
-        raise ValueError(f"eta must be 0 or a number in (-1, {MAX_ETA:g}] with |eta| ≥ {MIN_ABS_ETA:g} (the truncated "
-                         f"negative binomial's shape), got {eta!r}")
+            math.isfinite(eta) and -1 < eta <= MAX_ETA):
+        raise ValueError(f"eta must be a number in (-1, {MAX_ETA:g}] (the truncated negative binomial's shape), "
+                         f"got {eta!r}")
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, np.integer)) or not (0 < gamma < 1):
         raise ValueError(f"gamma must be a number in (0, 1) (the truncated negative binomial's stopping "
                          f"parameter), got {gamma!r}")
