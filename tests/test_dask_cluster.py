@@ -1,4 +1,4 @@
-"""The README's cluster recipe, for real: a `dask scheduler` and two `dask worker` processes on
+"""The cluster recipe of docs/cluster.md, for real: a `dask scheduler` and two `dask worker` processes on
 localhost (the command-line tools, started as subprocesses), a `distributed.Client`, and a sweep
 through `dl.sweep.grid`'s Dask path that equals the serial sweep exactly (issue 26, item 4).
 
@@ -116,7 +116,7 @@ def _group_alive(pgid) -> bool:
 
 @pytest.fixture
 def cluster(tmp_path):
-    """The README's recipe on localhost: `dask scheduler`, then two `dask worker <address>`."""
+    """docs/cluster.md's recipe on localhost: `dask scheduler`, then two `dask worker <address>`."""
     assert DASK.exists(), f"the dask CLI is missing from {DASK.parent}: pip install -e '.[dask]'"
     scheduler_file = tmp_path / "scheduler.json"
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "error"}

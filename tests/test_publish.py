@@ -122,12 +122,12 @@ def test_binder_environment_follows_repo2docker_conventions():
 
 
 def test_binder_post_build_writes_the_edition_the_launch_url_opens(tmp_path):
-    """postBuild's second step, run for real: the JupyterLab edition the README's Binder link opens."""
+    """postBuild's second step, run for real: the JupyterLab edition the Binder link of docs/lab.md opens."""
     copy = tmp_path / "repo"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", "_build", ".git", "node_modules", "mutants"))
     done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "tools/lab.py", "--no-open"], cwd=copy,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    readme = (ROOT / "README.md").read_text()
-    target = readme.split("urlpath=lab/tree/", 1)[1].split("`", 1)[0]
+    lab = (ROOT / "docs" / "lab.md").read_text()  # the Binder section of the docs
+    target = lab.split("urlpath=lab/tree/", 1)[1].split("`", 1)[0]
     assert (copy / target).is_file(), f"the Binder link opens {target}, which postBuild does not write"
