@@ -426,7 +426,6 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
                              f"{accounting._selection.SAMPLER_LIMIT:,} runs (where the sampler stops), got "
                              f"{mean_repetitions:g}: with eta = {eta:g} up to {tail:.2g} lies there; take a smaller "
                              "mean_repetitions or a larger eta")
-
     elif mean_repetitions is not None:
         raise ValueError("mean_repetitions applies to method='random_stopping' only; method='fixed' runs every "
                          "candidate once")
