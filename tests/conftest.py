@@ -8,6 +8,10 @@ over the published book in ``_build/html``.
 ``DPADMM_SITE=<dir>`` points the site tests (tests/test_site.py) at an already built site
 instead, e.g. the full-mode book of ``make book`` (``make check-book`` does that): the same
 checks, no fast build.
+
+``--lane=lib|contracts|book`` collects one lane of the suite (tests/lanes.py names the files of
+each); without it the whole suite runs. Written as one word: in ``--lane book`` pytest takes ``book`` for
+the book/ folder before it knows the option, and never reads this file.
 """
 
 from __future__ import annotations
@@ -18,22 +22,44 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+import lanes
+
+if TYPE_CHECKING:
+    import build_book
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-
-import build_book  # noqa: E402
-import lab_session  # noqa: E402
 
 #: Environment variable naming a built site for the site tests (skips the fast build).
 SITE_VARIABLE = "DPADMM_SITE"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--lane", choices=sorted(lanes.LANES), default=None,
+                     help="collect only this lane's test files (tests/lanes.py); default: the whole suite")
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """With ``--lane``, a test file of another lane is not even imported (its imports are the book's
+    toolchain, which the library's lane must not pay for)."""
+    lane = config.getoption("lane")
+    name = collection_path.name
+    if lane and name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        tests = Path(__file__).parent
+        if collection_path.is_relative_to(tests) and collection_path.relative_to(tests).as_posix() not in lanes.LANES[lane]:
+            return True
+    return None
+
+
 @pytest.fixture(scope="session")
 def fast_build() -> "build_book.BuildResult":
     """Execute every TOC notebook with papermill (FAST=True) and build `_build/test/html`."""
+    import build_book  # here, not at the top: papermill's import is the book lane's cost alone
+
     return build_book.build("fast", out=build_book.TEST_OUT)
 
 
@@ -78,6 +104,7 @@ def server(site_dir):
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium, headless, through Playwright (never a downloaded browser)."""
+    import lab_session
     from playwright.sync_api import sync_playwright
 
     try:

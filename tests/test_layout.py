@@ -7,6 +7,9 @@
 * ``dpadmm_lite/``: with every module counted as the top-level part it belongs to (a subpackage
   such as ``viz`` or a module such as ``_book``), the parts import each other without a cycle;
   above all ``viz`` never imports ``_book``, the notebook glue that sits on top of it.
+* ``tests/``: every test file is in exactly one lane of ``tests/lanes.py``, and the library's lane neither
+  requests the fixtures that build the book or start a browser nor imports the book's toolchain, so that
+  ``make test-lib`` stays the short lane it promises.
 
 The imports are read from the source (every ``import`` statement, also inside functions), not by
 importing the modules.
@@ -17,9 +20,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import lanes
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
 LIBRARY = ROOT / "dpadmm_lite"
+TESTS = ROOT / "tests"
+#: What the library's lane may not import: the book's build (papermill, Jupyter Book), JupyterLab, Lite, the browser.
+BOOK_TOOLCHAIN = ("build_book", "build_student", "bookbuild", "lab", "lab_session", "lite_session", "assignments",
+                  "browser_visit", "build_notebooks", "playwright", "papermill", "nbclient", "jupyter_book")
 #: The longest a module of the build tools may be.
 MAX_LINES = 400
 
@@ -160,3 +169,82 @@ def test_the_library_parts_import_in_one_direction():
     assert "dpadmm_lite.accounting" in parts["dpadmm_lite.algorithms"]
     cycle = find_cycle(parts)
     assert cycle is None, "the library imports in a circle: " + " -> ".join(cycle)
+
+
+# ====================================================================== the tests' lanes
+def _test_files() -> list[str]:
+    """The files pytest collects under tests/ (its default patterns), as paths relative to tests/."""
+    found = {p for pattern in ("test_*.py", "*_test.py") for p in TESTS.rglob(pattern)}
+    return sorted(p.relative_to(TESTS).as_posix() for p in found if "node_modules" not in p.parts)
+
+
+def test_every_test_file_is_in_exactly_one_lane():
+    assert set(lanes.LANES) == {"lib", "contracts", "book"}
+    files = _test_files()
+    assert "test_layout.py" in files and "test_site.py" in files
+    lane_of: dict[str, list[str]] = {}
+    for lane, names in lanes.LANES.items():
+        assert len(names) == len(set(names)), f"lane {lane} names a file twice in tests/lanes.py"
+        for name in names:
+            lane_of.setdefault(name, []).append(lane)
+    nowhere = [f for f in files if f not in lane_of]
+    assert not nowhere, f"test files in no lane (add each to one lane of tests/lanes.py): {nowhere}"
+    twice = {f: where for f, where in lane_of.items() if len(where) > 1}
+    assert not twice, f"test files in more than one lane of tests/lanes.py: {twice}"
+    stale = sorted(set(lane_of) - set(files))
+    assert not stale, f"tests/lanes.py names files that are not tests of tests/: {stale}"
+
+
+def _fixtures_and_imports(path: Path) -> tuple[set[str], set[str]]:
+    """The fixtures a test module requests by name (arguments of its functions, ``getfixturevalue`` and
+    ``usefixtures`` strings) and the top-level modules it imports."""
+    return _fixtures_and_imports_of(ast.parse(path.read_text(), filename=str(path)))
+
+
+def _fixtures_and_imports_of(tree: ast.AST) -> tuple[set[str], set[str]]:
+    fixtures, imports = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            fixtures.update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        elif isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if name in ("getfixturevalue", "usefixtures"):
+                fixtures.update(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        elif isinstance(node, ast.Import):
+            imports.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.add(node.module.split(".")[0])
+    return fixtures, imports
+
+
+def _book_fixtures() -> set[str]:
+    """:data:`lanes.BOOK_FIXTURES` and every fixture of conftest.py that requests one of them, directly or not."""
+    conftest = ast.parse((TESTS / "conftest.py").read_text())
+    requests = {}
+    for f in conftest.body:
+        if isinstance(f, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in f.decorator_list):
+            requests[f.name] = _fixtures_and_imports_of(f)[0]
+    assert set(lanes.BOOK_FIXTURES) <= set(requests), "tests/lanes.py names a book fixture conftest.py does not define"
+    assert "fast_build" in requests["site_dir"] and "site_dir" in requests["server"]
+    book = set(lanes.BOOK_FIXTURES)
+    while True:
+        more = {name for name, wants in requests.items() if wants & book} - book
+        if not more:
+            return book
+        book |= more
+
+
+def test_the_library_lane_builds_no_book_and_starts_no_browser():
+    book = _book_fixtures()
+    # the reader sees the check find what is there: the site's tests open the browser on the served site
+    assert {"browser", "server"} <= _fixtures_and_imports(TESTS / "test_site.py")[0]
+    assert "build_book" in _fixtures_and_imports(TESTS / "test_pipeline.py")[1]
+    for name in lanes.LANES["lib"]:
+        fixtures, imports = _fixtures_and_imports(TESTS / name)
+        book_fixtures = fixtures & book
+        assert not book_fixtures, (f"tests/{name} is in the library's lane but requests {sorted(book_fixtures)}: "
+                                   "move it to the book's lane in tests/lanes.py")
+        toolchain = imports & set(BOOK_TOOLCHAIN)
+        assert not toolchain, (f"tests/{name} is in the library's lane but imports the book's toolchain "
+                               f"{sorted(toolchain)}: move it to the book's lane in tests/lanes.py")

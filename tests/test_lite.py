@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-import build_student
 import lite_session
 from bookbuild import lite, lite_packages, live
 from bookbuild.toc import ROOT, toc_notebooks

@@ -414,7 +414,7 @@ def test_derived_and_memoised_values_do_not_change_the_key(tmp_path):
     chapter = _chapter(tmp_path)
     key = sweep.cache_key(chapter.task, {"epsilon": [0.5]}, name="chapter")
     chapter.problem.reference_optimum()
-    chapter.problem.smoothness, chapter.problem.max_row_norm  # cached_property values
+    _ = chapter.problem.smoothness, chapter.problem.max_row_norm  # computes the cached_property values
     chapter.task(0.5, 0)  # fills the lru_cache
     assert chapter.small_problem.cache_info().currsize == 1
     assert sweep.cache_key(chapter.task, {"epsilon": [0.5]}, name="chapter") == key
