@@ -1,4 +1,4 @@
-# Two commands do all set-up on a fresh machine (see README):
+# Two commands do all set-up on a fresh machine (README; docs/building.md):
 #   make book   — create .venv, execute every notebook with papermill (full mode), build _build/html
 #                 (with its JupyterLite edition in _build/html/lite)
 #   make test   — create .venv, install Chromium if missing, lint, run the whole test suite
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 book: $(STAMP) live-npm
 	$(BIN)/python tools/build_book.py --mode full
 
-# The student edition (README, "Teaching with the book"): the book without solutions, in
+# The student edition (docs/teaching.md): the book without solutions, in
 # _build/student/html and _build/student/notebooks; reuses what `make book` executed.
 student: $(STAMP)
 	$(BIN)/python tools/build_student.py --mode full

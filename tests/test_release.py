@@ -12,7 +12,6 @@ was cut; ``benchmarks/tuning_audit.py`` runs it at the reviewer's size, on the d
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pytest
