@@ -203,7 +203,9 @@ def test_when_the_second_worker_fails_the_first_runs_the_field_alone(server, bro
 
 
 def _same_rows(browser_rows: list, native_rows: list) -> bool:
-    """The browser's rows are native CPython's: the same fields, equal text, numbers to 1e-9."""
+    """The browser's rows are native CPython's: the same fields, equal text, numbers to a relative 1e-9 — the
+    exact local solvers' stopping tolerance (``inner_tol``): the browser's products sum in another order than
+    any native BLAS kernel, so each local solve may end elsewhere within it (tests/test_live_zhang.py)."""
     if len(browser_rows) != len(native_rows):
         return False
     for a, b in zip(browser_rows, native_rows):
