@@ -157,9 +157,9 @@ clean:
 
 # Delete the cached sweeps: the book builds' (_build/cache) and the ones chapters cached outside a
 # build ($DPADMM_CACHE, else ~/.cache/dpadmm_lite; there only files named like sweep cache files
-# go). Writing a sweep already deletes the older versions of that sweep (dpadmm_lite/sweep.py);
+# go). Writing a sweep already deletes the older versions of that sweep (dpadmm_book/sweep.py);
 # this also removes the sweeps no chapter runs any more.
 clean-cache:
 	rm -rf _build/cache
-	@if [ -x $(BIN)/python ]; then $(BIN)/python -c "from dpadmm_lite import sweep; \
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -c "from dpadmm_book import sweep; \
 	  print(sweep.clean_cache(), 'cached sweep file(s) removed from', sweep.cache_dir())"; fi

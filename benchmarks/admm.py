@@ -37,8 +37,9 @@ if ARGS is not None:  # before numpy loads its BLAS
 import numpy as np  # noqa: E402
 
 import dpadmm_lite as dl  # noqa: E402
+import dpadmm_book as book
 from dpadmm_lite import datasets, problems  # noqa: E402
-from dpadmm_lite.widgets import _display_data  # noqa: E402
+from dpadmm_book.widgets import _display_data  # noqa: E402
 
 # The chapter's live cell, default setting (keep in sync with book/admm.ipynb).
 LIVE_DEFAULTS = {"rho": 0.01, "topology": "ring", "n_agents": 10, "iterations": 100}
@@ -58,8 +59,8 @@ def chapter_compute(problem):
     def compute(v):
         trace = dl.run("admm_graph", problem, rho=v["rho"], iterations=v["iterations"], topology=v["topology"],
                        n_agents=v["n_agents"])
-        chart = alt.hconcat(dl.viz.objective_gap(trace, width=240, height=180),
-                            dl.viz.consensus(trace, width=240, height=180))
+        chart = alt.hconcat(book.viz.objective_gap(trace, width=240, height=180),
+                            book.viz.consensus(trace, width=240, height=180))
         return chart, trace.summary()
 
     return compute
@@ -78,7 +79,7 @@ def _median_ms(fn, repeat):
 def live_rerun(repeat):
     problem = chapter_problem()
     compute = chapter_compute(problem)
-    dl.viz.use_book_theme()
+    book.viz.use_book_theme()
 
     def once():
         chart, _ = compute(LIVE_DEFAULTS)

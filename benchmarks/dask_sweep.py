@@ -5,12 +5,12 @@ every private algorithm on Adult and the Lasso, at 3 ε, 100 iterations, 228 run
 runs it three ways, one after another in this process, so that the machine's load is the same
 for all three:
 
-* ``serial``: ``dl.sweep.grid`` in this process;
+* ``serial``: ``book.sweep.grid`` in this process;
 * ``dask``: the same call under ``joblib.parallel_config(backend="dask")`` on a local cluster of
   ``--workers`` processes (one thread each) — the sweep module's Dask path;
 * ``dask, unprepared``: the same tasks handed to joblib's Dask backend directly, on a second
   cluster whose workers never ran a ``grid`` task — what ``grid`` did before
-  :func:`dpadmm_lite.sweep.prepare_worker` (a worker's allocator as the Dask nanny leaves it).
+  :func:`dpadmm_book.sweep.prepare_worker` (a worker's allocator as the Dask nanny leaves it).
 
 It prints wall and CPU seconds (CPU: this process, plus the workers' own CPU; the scheduler
 and nannies of a local cluster live in this process), the page faults of the workers, the
@@ -28,7 +28,7 @@ The unprepared variant's cluster is only started when that variant runs (``--no-
 private ADMM, its federated variant, PVP over a star and PVP over a graph, ε = 0.5), timed by
 the CPU time of the thread that runs them and counted in page faults, in this process, in the
 worker of a one-worker cluster as the nanny starts it, and in one prepared by
-``dl.sweep.prepare_worker`` — each run twice, the second kept.
+``book.sweep.prepare_worker`` — each run twice, the second kept.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ import joblib
 import numpy as np
 import pandas as pd
 
-import dpadmm_lite as dl
-from dpadmm_lite import arena
+import dpadmm_book as book
+from dpadmm_book import arena
 
 #: book/arena.ipynb in full mode (FAST = False)
 EPSILONS = [float(e) for e in np.geomspace(0.05, 10, 7)]
@@ -97,13 +97,13 @@ def timed_evaluate(**setting):
 
 
 def serial(plan):
-    return dl.sweep.grid(timed_evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench serial", cache=False,
+    return book.sweep.grid(timed_evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench serial", cache=False,
                          progress=False)
 
 
 def prepared(plan, client):
     with joblib.parallel_config(backend="dask", client=client):
-        return dl.sweep.grid(timed_evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench dask", cache=False,
+        return book.sweep.grid(timed_evaluate, _grid(plan), seeds=TUNING_SEEDS, name="bench dask", cache=False,
                              progress=False)
 
 
@@ -148,16 +148,16 @@ def unprepared(plan, client):
     settings = [dict(zip(grid, combo), seed=s) for combo in itertools.product(*grid.values()) for s in TUNING_SEEDS]
     with joblib.parallel_config(backend="dask", client=client):
         results = joblib.Parallel()(joblib.delayed(arena.evaluate)(**s) for s in settings)
-    return pd.concat([dl.sweep._rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
+    return pd.concat([book.sweep._rows(r, s) for r, s in zip(results, settings)], ignore_index=True)
 
 
 def auto_batches(plan, client):
-    """The Dask path with joblib's automatic batching (``dl.sweep.DASK_BATCH_SIZE = "auto"``)."""
-    saved, dl.sweep.DASK_BATCH_SIZE = dl.sweep.DASK_BATCH_SIZE, "auto"
+    """The Dask path with joblib's automatic batching (``book.sweep.DASK_BATCH_SIZE = "auto"``)."""
+    saved, book.sweep.DASK_BATCH_SIZE = book.sweep.DASK_BATCH_SIZE, "auto"
     try:
         return prepared(plan, client)
     finally:
-        dl.sweep.DASK_BATCH_SIZE = saved
+        book.sweep.DASK_BATCH_SIZE = saved
 
 
 def measure(label, run, client=None):
@@ -200,7 +200,7 @@ HEAVY = ("private_admm", "private_admm_federated", "pvp_star", "pvp_graph")
 def _thread_cost(candidate, prepare):
     """CPU seconds and page faults of this thread for one arena run (the second of two)."""
     if prepare:
-        dl.sweep.prepare_worker()
+        book.sweep.prepare_worker()
     _warm()
     for _ in range(2):
         r0, t0 = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time()

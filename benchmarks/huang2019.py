@@ -41,6 +41,7 @@ import scipy.sparse  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import dpadmm_lite as dl  # noqa: E402
+import dpadmm_book as book
 from _timing import best_time, median_ms  # noqa: E402
 
 from dpadmm_lite.algorithms import star  # noqa: E402
@@ -118,8 +119,8 @@ def main() -> None:
             runs["DP-SGD"] = dl.run("dp_sgd_star", p, epsilon=v["epsilon"], **kw)
         centralized = alt.Chart(pd.DataFrame({"e": [central_error[v["regularizer"]]]})).mark_rule(
             strokeDash=[4, 4], color="gray").encode(y="e:Q")
-        chart = alt.hconcat(dl.viz.convergence(runs, "test_error", log_y=False, width=260, height=200) + centralized,
-                            dl.viz.convergence(runs, "augmented_objective", width=260, height=200))
+        chart = alt.hconcat(book.viz.convergence(runs, "test_error", log_y=False, width=260, height=200) + centralized,
+                            book.viz.convergence(runs, "augmented_objective", width=260, height=200))
         return chart, runs["DP-ADMM"].summary()
 
     defaults = dict(epsilon=EPS, delta=1e-3, rho=RHO, n_agents=N_AGENTS, iterations=T, regularizer="l2", **{"DP-SGD": False})

@@ -62,7 +62,7 @@ def load() -> str:
 
 
 def native_ms(panel: str, values: dict, repeat: int = 7) -> float:
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     live.run_panel(panel, values)
     times = []
@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     if not (args.site / "_static" / "live" / "config.js").exists():
         print(f"{args.site} has no live panels: build the book first (make book)")
         return 1
-    from dpadmm_lite.live import PANELS
+    from dpadmm_book.live import PANELS
 
     failed = False
     for name, panel in PANELS.items():

@@ -10,7 +10,7 @@ import math
 import statistics
 import time
 
-from dpadmm_lite import live
+from dpadmm_book import live
 
 asked = list(globals().get("PANELS_ASKED", []))
 for name, panel in live.PANELS.items():

@@ -1,7 +1,7 @@
 // The live panels' Python in Pyodide under Node, without a browser: where a redraw's run spends its time.
 //
 // Loads the built site's Pyodide core and verified wheels (numpy, scipy, threadpoolctl) from local files,
-// copies the working tree's dpadmm_lite into Pyodide's file system (so a change is measured before a
+// copies the working tree's dpadmm_lite and dpadmm_book into Pyodide's file system (so a change is measured before a
 // rebuild), and runs a Python file there: by default benchmarks/live_controls.py, which times every control
 // of every panel. The browser benchmark (benchmarks/live.py) is the one that measures the targets; this one
 // isolates the Python run from the worker, the messages and the drawing.
@@ -28,7 +28,7 @@ function copy(dir, dest) {
     if (e.isDirectory()) copy(from, to); else py.FS.writeFile(to, fs.readFileSync(from));
   }
 }
-copy(path.join(root, "dpadmm_lite"), "/home/pyodide/lib/dpadmm_lite");
+for (const pkg of ["dpadmm_lite", "dpadmm_book"]) copy(path.join(root, pkg), "/home/pyodide/lib/" + pkg);
 py.setStdout({ batched: (s) => console.log(s) });
 py.globals.set("PANELS_ASKED", py.toPy(args));
 py.runPython("import sys; sys.path.insert(0, '/home/pyodide/lib')");

@@ -1,6 +1,6 @@
 """Redraw time of every live panel, end to end in a real browser (issue 16, item 2).
 
-For each chapter with a live panel (``dl.widgets.live(``): JupyterLab serves the JupyterLab
+For each chapter with a live panel (``book.widgets.live(``): JupyterLab serves the JupyterLab
 edition of the book (fast mode) on localhost; headless Chromium (Debian's) runs the chapter and,
 for each panel, presses → on every slider and picks another option in every drop-down, timing
 key press (or change) → new chart in the page. Then it moves every slider to its largest value

@@ -1,6 +1,6 @@
 """A bigger stage (issue 26, item 5): the book's experiments scaled up, on the sweep module's Dask path.
 
-Each experiment is one ``dl.sweep.grid`` under ``joblib.parallel_config(backend="dask")`` on a
+Each experiment is one ``book.sweep.grid`` under ``joblib.parallel_config(backend="dask")`` on a
 fresh local cluster (``--workers`` processes × 1 thread), so that the workers' peak memory is
 the experiment's own. Printed per experiment: runs, wall seconds, CPU seconds (the workers'
 own, plus this process's, which holds the local cluster's scheduler and nannies), the peak
@@ -35,7 +35,8 @@ import joblib
 import numpy as np
 
 import dpadmm_lite as dl
-from dpadmm_lite import arena
+import dpadmm_book as book
+from dpadmm_book import arena
 
 AGENTS = 1_000
 HUANG = dict(lam=1e-6, rho=0.1, delta=1e-3, iterations=100, epsilons=[0.3, 1.0], seeds=(0, 1))
@@ -118,7 +119,7 @@ def run_one(key, title, task, grid, seeds, workers):
             cpu0 = time.process_time()
             start = time.perf_counter()
             with joblib.parallel_config(backend="dask"):
-                frame = dl.sweep.grid(task, grid, seeds=seeds, name=f"stage {key}", cache=False, progress=False)
+                frame = book.sweep.grid(task, grid, seeds=seeds, name=f"stage {key}", cache=False, progress=False)
             wall = time.perf_counter() - start
             after = client.run(_usage)
     cpu = time.process_time() - cpu0 + sum(after[w][0] - before[w][0] for w in after)

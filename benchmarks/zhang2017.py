@@ -49,9 +49,10 @@ if ARGS is not None:  # before numpy loads its BLAS
 import numpy as np  # noqa: E402
 
 import dpadmm_lite as dl  # noqa: E402
+import dpadmm_book as book
 from dpadmm_lite import datasets, problems  # noqa: E402
 from dpadmm_lite.algorithms import graph, network  # noqa: E402
-from dpadmm_lite.widgets import _display_data  # noqa: E402
+from dpadmm_book.widgets import _display_data  # noqa: E402
 
 # The chapter's settings (keep in sync with book/zhang2017.ipynb).
 N_NODES, RHO, DELTA, TOPOLOGY = 20, 0.1, 1e-5, "ring"
@@ -172,14 +173,14 @@ def live_rerun(repeat):
         trace = dl.run("dvp_graph", p, epsilon=LIVE["epsilon"], delta=LIVE["delta"], seed=0, **settings)
         runs = {"DVP": trace, "non-private": reference}
         size = dict(width=220, height=170)
-        chart = alt.hconcat(dl.viz.convergence(runs, "empirical_loss", **size),
-                            dl.viz.convergence(runs, "test_error", log_y=False, **size),
-                            dl.viz.topology_chart(trace.params["graph"], values=trace.params["node_loss"][-1],
+        chart = alt.hconcat(book.viz.convergence(runs, "empirical_loss", **size),
+                            book.viz.convergence(runs, "test_error", log_y=False, **size),
+                            book.viz.topology_chart(trace.params["graph"], values=trace.params["node_loss"][-1],
                                                   value_title="local loss", size=170))
         _display_data(chart)  # the panel's one output, as the frontend receives it
         return trace
 
-    dl.viz.use_book_theme()
+    book.viz.use_book_theme()
     def run():
         return dl.run("dvp_graph", p, epsilon=LIVE["epsilon"], delta=LIVE["delta"], seed=0, **settings)
 
@@ -224,10 +225,10 @@ def threads(repeat_unused=None):
     for label, workers in (("one after another", None), ("graph.parallel_runs(2)", 2)):
         start, start_cpu = time.perf_counter(), time.process_time()
         if workers is None:
-            frame = dl.sweep.grid(task, grid, seeds=range(4), name="bench", cache=False, progress=False)
+            frame = book.sweep.grid(task, grid, seeds=range(4), name="bench", cache=False, progress=False)
         else:
             with graph.parallel_runs(workers):
-                frame = dl.sweep.grid(task, grid, seeds=range(4), name="bench", cache=False, progress=False)
+                frame = book.sweep.grid(task, grid, seeds=range(4), name="bench", cache=False, progress=False)
         out[label] = (time.perf_counter() - start, time.process_time() - start_cpu, frame)
     same = out["one after another"][2].equals(out["graph.parallel_runs(2)"][2])
     return out, same

@@ -1,25 +1,20 @@
 """dpadmm_lite — differentially private ADMM, small and vectorised.
 
-The names a chapter uses::
-
     import dpadmm_lite as dl
     problem = dl.problems.logistic(X, y, lam=1e-3)
-    trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=100, seed=0)
+    trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=100)
     dl.algorithms()          # the names of every registered algorithm ("dp_admm" in dl.algorithms())
     dl.algorithm_table()     # the same as a table: paper, private, setting, description
     best = dl.tune("dp_admm", problem, [{"rho": 0.1}, {"rho": 1.0}], epsilon=1.0, delta=1e-5,
                    validation=(X_val, y_val))   # private tuning: one ε for candidates + choice + model
 
-Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``,
-``dl.mechanisms``, ``dl.smoothing``, ``dl.viz``, ``dl.widgets``, ``dl.sweep``,
-``dl.exercises``, ``dl.tuning``) load on first use, so ``import dpadmm_lite`` stays fast.
+Submodules (``dl.problems``, ``dl.datasets``, ``dl.topology``, ``dl.accounting``, ``dl.mechanisms``,
+``dl.smoothing``, ``dl.tuning``, ``dl.audit``, …) load on first use, so ``import dpadmm_lite`` stays
+fast and needs numpy, scipy and threadpoolctl only. The book's instruments (sweeps, charts, widgets,
+claim records, the live panels and exercises) are the separate package :mod:`dpadmm_book`.
 """
 
 import importlib
-
-from . import _state
-
-_state.install()  # the import-time state of every module, for the sweep cache's key (dpadmm_lite.sweep)
 
 from . import algorithms as _algorithm_modules  # noqa: F401  (imports register every algorithm)
 from .registry import algorithm_table, algorithms, run  # `algorithms` deliberately takes the subpackage's name
@@ -29,9 +24,8 @@ from .trace import Trace
 __version__ = "0.1.0"
 
 _SUBMODULES = {
-    "problems", "datasets", "topology", "accounting", "mechanisms", "smoothing",
-    "viz", "widgets", "sweep", "exercises", "trace", "registry", "privacy", "claims", "arena", "audit",
-    "tuning",
+    "problems", "datasets", "topology", "accounting", "mechanisms", "smoothing", "trace", "registry", "privacy",
+    "audit", "tuning", "labels",
 }
 
 __all__ = ["run", "tune", "algorithms", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee",
@@ -44,6 +38,3 @@ def __getattr__(name):
     if name == "tune":  # dpadmm_lite.tuning.tune, loaded on first use
         return importlib.import_module(f"{__name__}.tuning").tune
     raise AttributeError(f"module 'dpadmm_lite' has no attribute {name!r}")
-
-
-_state.record_loaded()  # the algorithms registered themselves: this is the library's import-time state

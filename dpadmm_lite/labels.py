@@ -6,8 +6,8 @@ algorithm registry (the ``label`` that :func:`dpadmm_lite.registry.register` rec
 from :data:`dpadmm_lite.registry.LABELS`; ``register`` enters it in :data:`ALGORITHMS`), the
 topologies (:data:`dpadmm_lite.topology.LABELS`), and the problem kinds, regularisers and papers
 below. :func:`readable` is what
-the charts' drop-downs and legends (:func:`dpadmm_lite.viz.sweep_chart`), JupyterLab's
-drop-downs (:mod:`dpadmm_lite.widgets`) and the chapters' tables use.
+the charts' drop-downs and legends (:func:`dpadmm_book.viz.sweep_chart`), JupyterLab's
+drop-downs (:mod:`dpadmm_book.widgets`) and the chapters' tables use.
 
     >>> from dpadmm_lite.labels import readable
     >>> readable("dp_acc_admm"), readable("small_world"), readable("l1"), readable("ADMM")

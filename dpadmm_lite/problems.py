@@ -697,7 +697,7 @@ def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str
 
 # ---------------------------------------------------------------------- reference solver
 #: The reference optima of the site's live panels' problems, solved natively by :func:`_solve_reference` (or the
-#: strongly convex problem's solver) and shipped with the library (``python -m dpadmm_lite.live._optima`` rewrites
+#: strongly convex problem's solver) and shipped with the library (``python -m dpadmm_book.live._optima`` rewrites
 #: it). In the browser a panel's first run spent 0.4-0.7 s solving one (Huang et al.'s 40,000 Adult rows, the
 #: fused lasso of Xu et al. and Liu et al.), and the first switch to ℓ1 on Huang et al.'s panel 0.7 s of its 0.9.
 SHIPPED_OPTIMA = "data/reference_optima.npz"

@@ -11,7 +11,7 @@
 // than the column, the chart keeps its size and scrolls sideways in its box, with scroll
 // shadows as the cue (.dpadmm-vega-scroll in dpadmm.css).
 //
-// Screen readers: the chart is named by its title (data-name, written by dpadmm_lite._book, as
+// Screen readers: the chart is named by its title (data-name, written by dpadmm_book._book, as
 // Vega-Lite's `description`, which Vega makes the chart's aria-label) and described by the
 // paragraph its aria-describedby points at. Each slider and drop-down is named by its label and
 // its chart, so that two "ρ" sliders on one page can be told apart.
@@ -25,7 +25,7 @@
 
   function copy(value) { return JSON.parse(JSON.stringify(value)); }
 
-  // A dataset written by columns (dpadmm_lite._book.compact_datasets) as the rows it stands for.
+  // A dataset written by columns (dpadmm_book._book.compact_datasets) as the rows it stands for.
   function rows(dataset) {
     if (!dataset || !dataset.dpadmm_columns) return dataset;
     var n = dataset.dpadmm_rows, columns = dataset.dpadmm_columns, out = new Array(n);

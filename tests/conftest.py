@@ -123,7 +123,7 @@ def cache(tmp_path, monkeypatch):
     in for pytest's own ``cache`` fixture, which no test of this suite uses. ``sweep``'s record of the
     keys this "process" used starts empty, and its snapshot of the library's files is taken anew, so that
     an edit of the shared working tree during the session is not mistaken for one during a test."""
-    from dpadmm_lite import sweep
+    from dpadmm_book import sweep
 
     monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(sweep, "_USED", {})

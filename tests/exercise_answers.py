@@ -1,6 +1,6 @@
 """The answer table of the exercise checks: for every check function, the right answer and typical wrong ones.
 
-Format (one entry per public ``check_*`` function of ``dpadmm_lite/exercises/<module>.py``)::
+Format (one entry per public ``check_*`` function of ``dpadmm_book/exercises/<module>.py``)::
 
     ANSWERS["<module>.<check function>"] = Answers(
         reference=lambda: ...,          # the right answer, computed the way the chapter's solution does
@@ -18,7 +18,7 @@ the reference shows that the solution printed in the chapter is accepted.
 Who reads it:
 
 * ``tests/test_classroom.py``: every check function has an entry; the reference is accepted (a
-  truthy :class:`~dpadmm_lite.exercises.Feedback`, "✓ …"); every wrong answer is rejected with a
+  truthy :class:`~dpadmm_book.exercises.Feedback`, "✓ …"); every wrong answer is rejected with a
   message containing ``<words>`` and a hint; no message contains a line of the solution's code.
 * ``tools/bookbuild/instructor.py``: the instructor page lists, per exercise, the messages the checks give
   for these wrong answers ("common mistakes the checks detect").
@@ -36,7 +36,7 @@ import numpy as np
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting
-from dpadmm_lite.exercises import admm, arena, cyffers2023, huang2019, liu2022, xu2020, zhang2017
+from dpadmm_book.exercises import admm, arena, cyffers2023, huang2019, liu2022, xu2020, zhang2017
 
 
 @dataclass(frozen=True)

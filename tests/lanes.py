@@ -58,6 +58,7 @@ LANES: dict[str, tuple[str, ...]] = {
         "test_release.py",
         "test_replace_one.py",
         "test_tuning.py",
+        "test_wheel.py",
     ),
     "book": (
         "test_arena.py",

@@ -431,7 +431,7 @@ def test_noise_for_budget_meets_the_budget_under_each_analysis():
 
 
 def test_privacy_exercise_checks():
-    from dpadmm_lite.exercises import privacy as ex
+    from dpadmm_book.exercises import privacy as ex
 
     assert ex.check_classic_sigma(0.1 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
     assert not ex.check_classic_sigma(0.5)

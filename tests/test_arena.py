@@ -18,8 +18,10 @@ from algorithm_cases import lasso_problem, logistic_problem
 
 import build_book
 import dpadmm_lite as dl
-from dpadmm_lite import arena, registry
-from dpadmm_lite.exercises import arena as ex
+import dpadmm_book as book
+from dpadmm_lite import registry
+from dpadmm_book import arena
+from dpadmm_book.exercises import arena as ex
 
 ROOT = build_book.ROOT
 
@@ -222,7 +224,7 @@ def test_tune_select_final_end_to_end(small):
 def test_the_panel_field_looks_up_exactly_what_a_live_run_computes(small):
     plan = arena.candidates(["lasso"], budget=1)
     chosen = arena.select(arena.tune(plan, epsilons=[1.0], seeds=(0,), size="fast", iterations=5), epsilons=[1.0])
-    grid = dl.widgets.epsilon_values()[38:41]  # three neighbouring values of the ε slider around 1
+    grid = book.widgets.epsilon_values()[38:41]  # three neighbouring values of the ε slider around 1
     field = arena.field(chosen, ["lasso"], epsilons=grid, seeds=(0,), size="fast", iterations=5)
     assert len(field) == 3 * len(arena.applicable("lasso")) and field["final"].all()
     for epsilon in grid:
@@ -239,8 +241,8 @@ def test_the_panel_field_looks_up_exactly_what_a_live_run_computes(small):
 
 
 def test_the_epsilon_slider_takes_exactly_the_values_a_panel_can_precompute():
-    values = dl.widgets.epsilon_values()
-    slider = dl.widgets._EpsilonControl(1.0).slider
+    values = book.widgets.epsilon_values()
+    slider = book.widgets._EpsilonControl(1.0).slider
     positions = np.arange(slider.min, slider.max + slider.step / 2, slider.step)
     assert np.allclose(values, slider.base ** positions, rtol=1e-12) and len(values) == 61
     assert values[0] == pytest.approx(0.01) and values[-1] == pytest.approx(10.0) and 1.0 in np.round(values, 12)

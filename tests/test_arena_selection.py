@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpadmm_lite import accounting as A
-from dpadmm_lite import arena
+from dpadmm_book import arena
 from dpadmm_lite.privacy import PrivacyEvent
 
 ORDERS = A.ORDERS
@@ -181,7 +181,7 @@ def test_the_live_panels_candidate_ledgers_are_the_tuning_runs(task):
     """The live panel reads each candidate's ledger from its noise shape, without training: it is the ledger
     the chapter's tuning run records (fast edition: every candidate at ε = 0.05, T = 20, the fast split), so
     the ε including tuning it reports is the page's composition of those runs with the live run."""
-    from dpadmm_lite.live import arena as live_arena
+    from dpadmm_book.live import arena as live_arena
 
     spec = live_arena.ARENA_TUNING["fast"]
     (tuned_at,) = spec["tune_at"]
@@ -202,7 +202,7 @@ def test_the_live_panel_reports_the_epsilon_including_tuning():
     """Next to each run's ε, the summary gives its ε including the tuning that chose its setting: the
     candidate runs at the tuned ε nearest the chapter's ε whose choice applies, composed with the live run
     (4 candidates at ε ≈ 0.71 and a run at ε = 1 in the full edition: about 1.85, never the run's 1.0)."""
-    from dpadmm_lite.live import arena as live_arena
+    from dpadmm_book.live import arena as live_arena
 
     result = live_arena.arena_field(epsilon=1.0, task="lasso", iterations=3)
     assert set(result["with_tuning"]) == set(result["spent_epsilon"])

@@ -46,7 +46,8 @@ from hypothesis import strategies as st
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting as acc
-from dpadmm_lite import datasets, mechanisms, problems, registry, smoothing, topology, widgets
+from dpadmm_lite import datasets, mechanisms, problems, registry, smoothing, topology
+from dpadmm_book import widgets
 from dpadmm_lite.privacy import PrivacyEvent
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))

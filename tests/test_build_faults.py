@@ -31,7 +31,7 @@ from build_notebooks import notebook as _notebook
 
 from bookbuild import reuse
 
-from dpadmm_lite import sweep
+from dpadmm_book import sweep
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
@@ -353,7 +353,7 @@ def test_a_truncated_current_file_is_recomputed_not_replaced_by_a_stale_entry(ca
 
 SWEEP_DRIVER = """
 import os, signal, sys
-from dpadmm_lite import sweep
+from dpadmm_book import sweep
 
 def task(epsilon, seed):
     with open({log!r}, "a") as file:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpadmm_lite import claims
+from dpadmm_book import claims
 
 SEEDS = list(range(10))
 

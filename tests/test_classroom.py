@@ -1,7 +1,7 @@
 """The classroom edition (issue 14): exercises and checks that teach, the student build, the instructor page.
 
 * Every chapter of ``_toc.yml`` has ≥ 3 exercises, ≥ 2 of them with a check from
-  ``dpadmm_lite.exercises``, and every check function has an entry in ``tests/exercise_answers.py``.
+  ``dpadmm_book.exercises``, and every check function has an entry in ``tests/exercise_answers.py``.
 * Every check accepts its reference answer, rejects ≥ 2 typical wrong answers with a message that
   names the mistake and gives a hint, says "not answered yet" to ``...``, and never shows a line of
   the solution's code.
@@ -26,8 +26,8 @@ import pytest
 import build_book
 import build_student
 import exercise_answers
-from dpadmm_lite import exercises
-from dpadmm_lite.exercises import Feedback
+from dpadmm_book import exercises
+from dpadmm_book.exercises import Feedback
 
 ROOT = build_book.ROOT
 BOOK = build_student.read_book()
@@ -38,7 +38,7 @@ ANSWERS = exercise_answers.ANSWERS
 def _all_check_functions() -> list[str]:
     names = []
     for info in pkgutil.iter_modules(exercises.__path__):
-        module = importlib.import_module(f"dpadmm_lite.exercises.{info.name}")
+        module = importlib.import_module(f"dpadmm_book.exercises.{info.name}")
         for name, value in vars(module).items():
             if name.startswith("check_") and inspect.isfunction(value) and value.__module__ == module.__name__:
                 names.append(f"{info.name}.{name}")
@@ -124,7 +124,7 @@ def test_checks_named_by_a_chapter_exist_and_are_in_the_answer_table(chapter):
 
 
 def test_every_check_function_has_an_answer_entry():
-    assert CHECKS, "no check functions found in dpadmm_lite/exercises"
+    assert CHECKS, "no check functions found in dpadmm_book/exercises"
     missing = [name for name in CHECKS if name not in ANSWERS]
     assert not missing, f"add these checks to tests/exercise_answers.py (see its docstring): {missing}"
     stale = sorted(set(ANSWERS) - set(CHECKS))
@@ -217,7 +217,7 @@ def test_a_new_chapter_is_covered_without_editing_the_page(tmp_path):
     (tmp_path / "book").mkdir()
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/new\n")
     (tmp_path / "book" / "intro.md").write_text("# Intro\n")
-    cells = [("code", "from dpadmm_lite.exercises import admm as ex", ["remove-cell"]),
+    cells = [("code", "from dpadmm_book.exercises import admm as ex", ["remove-cell"]),
              ("markdown", "# A new chapter\n\n```{admonition} Learning objectives\n:class: tip\n* learn a thing\n```")]
     for k in (1, 2, 3):
         cells.append(("markdown", f"```{{exercise}}\n:label: new_ex_{k}\n\nDo {k}.\n```"))

@@ -747,7 +747,7 @@ def test_registered_with_tasks_and_tuning():
 
 # ====================================================================== exercises
 def test_exercise_checks_accept_the_answers_and_name_the_mistakes():
-    from dpadmm_lite.exercises import cyffers2023 as ex
+    from dpadmm_book.exercises import cyffers2023 as ex
 
     # 1. the Sherman–Morrison x-update
     a, b, w, step = ex.x_update_data()

@@ -1,6 +1,6 @@
 """The cluster recipe of docs/cluster.md, for real: a `dask scheduler` and two `dask worker` processes on
 localhost (the command-line tools, started as subprocesses), a `distributed.Client`, and a sweep
-through `dl.sweep.grid`'s Dask path that equals the serial sweep exactly (issue 26, item 4).
+through `book.sweep.grid`'s Dask path that equals the serial sweep exactly (issue 26, item 4).
 
 Every process is started in its own session and torn down with its process group (the workers'
 nannies and worker processes included), also when the test fails; the test then checks that
@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import sweep
+from dpadmm_book import sweep
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this module
 

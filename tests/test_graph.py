@@ -9,6 +9,7 @@ import scipy.optimize
 import scipy.sparse
 
 import dpadmm_lite as dl
+import dpadmm_book as book
 from dpadmm_lite import datasets, problems, topology
 from dpadmm_lite.algorithms import graph
 
@@ -193,7 +194,7 @@ def test_the_cache_returns_the_same_local_data_for_the_same_split(logistic_l2):
 
 # ---------------------------------------------------------------------- the chapter's exercises
 def test_the_chapter_solutions_pass_their_checks():
-    from dpadmm_lite.exercises import admm as ex
+    from dpadmm_book.exercises import admm as ex
 
     x, u, lam, rho = ex.y_update_data()
     assert ex.check_y_update(np.sign(x + u) * np.maximum(np.abs(x + u) - lam / rho, 0.0))  # solution 1
@@ -275,9 +276,9 @@ def test_parallel_runs_give_the_same_rows_on_one_or_two_threads(adult_small):
                 "models": trace.params["local_models"].tobytes(), "thread": threading.get_ident()}
 
     grid = {"algorithm": ["dvp_graph", "pvp_graph"]}
-    serial = dl.sweep.grid(task, grid, seeds=range(4), name="threads", cache=False, progress=False)
+    serial = book.sweep.grid(task, grid, seeds=range(4), name="threads", cache=False, progress=False)
     with graph.parallel_runs(2):
-        threaded = dl.sweep.grid(task, grid, seeds=range(4), name="threads", cache=False, progress=False)
+        threaded = book.sweep.grid(task, grid, seeds=range(4), name="threads", cache=False, progress=False)
     assert threaded["thread"].nunique() == 2 and serial["thread"].nunique() == 1  # it did run on two threads
     pd.testing.assert_frame_equal(serial.drop(columns="thread"), threaded.drop(columns="thread"), check_exact=True)
     with pytest.raises(ValueError, match="n_jobs"):

@@ -51,7 +51,7 @@ def browser():
 
 
 def test_there_are_live_panels_to_test():
-    assert NOTEBOOKS, "no TOC notebook calls dl.widgets.live(: the JupyterLab test would test nothing"
+    assert NOTEBOOKS, "no TOC notebook calls book.widgets.live(: the JupyterLab test would test nothing"
 
 
 def test_the_edition_turns_glue_into_inline_expressions_and_citations_into_text(tmp_path):
@@ -76,7 +76,7 @@ def test_the_edition_turns_glue_into_inline_expressions_and_citations_into_text(
 
 
 def test_glued_formats_like_the_sites_glue_role():
-    from dpadmm_lite import _book
+    from dpadmm_book import _book
 
     _book.GLUED.update({"h16_x": "0.123456", "h16_s": "'ring'", "h16_n": "40000"})
     assert repr(_book.glued("h16_x", ".2f")) == "0.12" and repr(_book.glued("h16_s")) == "ring"
@@ -86,7 +86,7 @@ def test_glued_formats_like_the_sites_glue_role():
 
 def test_a_number_glued_below_its_text_shows_the_value_make_book_computed(tmp_path):
     import lab
-    from dpadmm_lite import _book
+    from dpadmm_book import _book
 
     chapter = {"cells": [
         {"cell_type": "markdown", "metadata": {}, "source": ["ε₀ = {glue:text}`h16_below:.3f` per release"]},
@@ -236,7 +236,7 @@ def test_chapter_in_jupyterlab(lab_server, browser, notebook, capsys):
         raw = page.page.evaluate("() => [...document.querySelectorAll('.dpadmm-vega-lab svg .role-axis-title text, "
                                  ".dpadmm-vega-lab svg .role-legend-title text, .dpadmm-vega-lab svg .role-title-text text')]"
                                  ".map(t => t.textContent).filter(t => /[_^$\\\\]/.test(t))")
-        assert not raw, f"{notebook.name}: chart titles show raw TeX (use dl.viz.typeset): {raw[:5]}"
+        assert not raw, f"{notebook.name}: chart titles show raw TeX (use book.viz.typeset): {raw[:5]}"
         assert not page.errors, f"{notebook.name}: console errors: {page.errors[:5]}"
         with capsys.disabled():
             print(f"\n[lab] {notebook.name}: Run All {seconds:.0f} s, {shown} of {sum(expected.values())} glued numbers "

@@ -25,6 +25,8 @@ import lanes
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
 LIBRARY = ROOT / "dpadmm_lite"
+#: The book's instruments: sweeps, claims, charts, widgets, live panels, exercises, the Sphinx plugins.
+APPARATUS = ROOT / "dpadmm_book"
 TESTS = ROOT / "tests"
 #: What the library's lane may not import: the book's build (papermill, Jupyter Book), JupyterLab, Lite, the browser.
 BOOK_TOOLCHAIN = ("build_book", "build_student", "bookbuild", "lab", "lab_session", "lite_session", "assignments",
@@ -111,7 +113,7 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 
 def by_part(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The graph of the top-level parts of a package: ``dpadmm_lite.viz._theme`` counts as ``dpadmm_lite.viz``."""
+    """The graph of the top-level parts of a package: ``dpadmm_book.viz._theme`` counts as ``dpadmm_book.viz``."""
     def part(name):
         return ".".join(name.split(".")[:2])
 
@@ -147,25 +149,37 @@ def test_no_build_tool_module_is_over_400_lines():
     assert not too_long, f"modules over {MAX_LINES} lines (split them by what they do): {too_long}"
 
 
-# ====================================================================== the library
-def library_graph(library: Path = LIBRARY) -> dict[str, set[str]]:
-    return import_graph(library.parent, sorted(library.rglob("*.py")))
+# ====================================================================== the library and the book's package
+def library_graph(packages: tuple[Path, ...] = (LIBRARY, APPARATUS)) -> dict[str, set[str]]:
+    return import_graph(ROOT, sorted(p for package in packages for p in package.rglob("*.py")))
+
+
+def test_the_library_never_imports_the_book():
+    """``dpadmm_lite`` is the science a practitioner installs alone: no module of it imports ``dpadmm_book``
+    (directly or through another), not even inside a function."""
+    graph = library_graph()
+    library = sorted(name for name in graph if name.partition(".")[0] == "dpadmm_lite")
+    assert "dpadmm_lite.algorithms.star" in library and "dpadmm_book.sweep" in graph
+    assert "dpadmm_lite" in reachable(graph, "dpadmm_book.sweep"), "the book's package uses the library"
+    for name in library:
+        crossing = sorted(t for t in reachable(graph, name) if t.partition(".")[0] == "dpadmm_book")
+        assert not crossing, f"{name} imports the book's package {crossing}: the arrow runs from the book to the library"
 
 
 def test_viz_never_imports_the_notebook_glue():
     graph = library_graph()
-    viz = [name for name in graph if name == "dpadmm_lite.viz" or name.startswith("dpadmm_lite.viz.")]
-    assert "dpadmm_lite.viz._theme" in viz and "dpadmm_lite._outputs" in graph["dpadmm_lite.viz._theme"]
-    assert "dpadmm_lite.viz" in reachable(graph, "dpadmm_lite._book"), "_book uses viz: the arrow runs down"
+    viz = [name for name in graph if name == "dpadmm_book.viz" or name.startswith("dpadmm_book.viz.")]
+    assert "dpadmm_book.viz._theme" in viz and "dpadmm_book._outputs" in graph["dpadmm_book.viz._theme"]
+    assert "dpadmm_book.viz" in reachable(graph, "dpadmm_book._book"), "_book uses viz: the arrow runs down"
     for name in viz:
-        assert "dpadmm_lite._book" not in reachable(graph, name), (
-            f"{name} imports dpadmm_lite._book (directly or through another module): the arrow runs back up; "
-            "move what viz needs below it (dpadmm_lite/_outputs.py or viz itself)")
+        assert "dpadmm_book._book" not in reachable(graph, name), (
+            f"{name} imports dpadmm_book._book (directly or through another module): the arrow runs back up; "
+            "move what viz needs below it (dpadmm_book/_outputs.py or viz itself)")
 
 
 def test_the_library_parts_import_in_one_direction():
     parts = by_part(library_graph())
-    assert {"dpadmm_lite.viz", "dpadmm_lite._book", "dpadmm_lite.algorithms", "dpadmm_lite.accounting"} <= set(parts)
+    assert {"dpadmm_book.viz", "dpadmm_book._book", "dpadmm_lite.algorithms", "dpadmm_lite.accounting"} <= set(parts)
     assert "dpadmm_lite.accounting" in parts["dpadmm_lite.algorithms"]
     cycle = find_cycle(parts)
     assert cycle is None, "the library imports in a circle: " + " -> ".join(cycle)

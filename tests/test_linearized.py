@@ -355,7 +355,7 @@ def test_registered_and_described():
 
 # ---------------------------------------------------------------------- chapter exercises
 def test_exercise_checks_accept_the_solutions_and_reject_wrong_answers():
-    from dpadmm_lite.exercises import xu2020 as ex
+    from dpadmm_book.exercises import xu2020 as ex
 
     problem, rho, eta, gamma = ex.x_update_data()
     A = problem.constraint_matrix

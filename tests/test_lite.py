@@ -75,8 +75,8 @@ def test_every_package_of_the_lite_lock_is_checked_by_sha256(site_dir):
     assert {"altair", "anywidget", "ipywidgets", "pandas"} <= set(entry["depends"])
     with zipfile.ZipFile(folder / entry["file_name"]) as z:
         names = set(z.namelist())
-        assert {"dpadmm_lite/viz/js/vega-bundle.js", "dpadmm_lite/viz/js/chart_widget.js", "myst_nb/__init__.py"} <= names
-        assert "__dpadmmVegaLibs" in z.read("dpadmm_lite/viz/js/vega-bundle.js").decode()
+        assert {"dpadmm_book/viz/js/vega-bundle.js", "dpadmm_book/viz/js/chart_widget.js", "myst_nb/__init__.py"} <= names
+        assert "__dpadmmVegaLibs" in z.read("dpadmm_book/viz/js/vega-bundle.js").decode()
     # the live panels' own lock is unchanged: their button downloads no kernel package
     site_lock = json.loads((folder / "pyodide-lock.json").read_text())
     assert "ipython" not in site_lock["packages"] and "+" not in site_lock["packages"][live.WHEEL_NAME]["version"]
@@ -165,7 +165,7 @@ def test_every_chapter_page_has_a_launch_button_that_says_how_much(site_dir, lit
 def test_glue_in_the_browser_shows_the_value_with_its_name(monkeypatch):
     import IPython.display
 
-    from dpadmm_lite import _book
+    from dpadmm_book import _book
 
     shown = []
     monkeypatch.setattr(IPython.display, "publish_display_data", lambda data, metadata=None: shown.append((data, metadata)))
@@ -173,7 +173,7 @@ def test_glue_in_the_browser_shows_the_value_with_its_name(monkeypatch):
     _book.glue("rho", 0.5)
     assert shown[0] == ({"text/plain": "T_graph = 60"}, {"scrapbook": {"name": "T_graph", "mime_prefix": ""}})
     assert shown[1][0]["text/plain"] == "0.5"
-    assert json.loads(json.dumps(lite_packages.MYST_NB_SHIM.decode())) and "from dpadmm_lite._book import glue" in lite_packages.MYST_NB_SHIM.decode()
+    assert json.loads(json.dumps(lite_packages.MYST_NB_SHIM.decode())) and "from dpadmm_book._book import glue" in lite_packages.MYST_NB_SHIM.decode()
 
 
 def _square(x, seed):
@@ -187,7 +187,7 @@ def test_in_the_browser_without_pyarrow_a_sweep_runs_uncached_and_quietly(cache,
     import sys
     import warnings
 
-    from dpadmm_lite import sweep
+    from dpadmm_book import sweep
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -30,9 +30,10 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
+import dpadmm_book as book
 from dpadmm_lite import accounting, audit, datasets, privacy, problems, smoothing
 from dpadmm_lite.algorithms import stochastic as st
-from dpadmm_lite.exercises import liu2022 as ex
+from dpadmm_book.exercises import liu2022 as ex
 
 
 # ---------------------------------------------------------------------- problems
@@ -329,7 +330,7 @@ def test_the_budget_is_met_end_to_end(fused, epsilon, name, options):
 def test_the_arena_reports_sigma_over_the_replacement_shift(fused):
     """A replace-one event records the per-record bound C = c/b; the arena's σ/Δ divides by Δ = 2C."""
     trace = dl.run("dp_sadmm", fused, epsilon=1.0, delta=1e-5, rho=1.0, iterations=20, batch_size=30)
-    summary = dl.arena.noise_summary(trace)
+    summary = book.arena.noise_summary(trace)
     assert summary["noise_multiplier"] == pytest.approx(trace.noise["sigma"] / (2 * fused.feature_bound / 30))
 
 

@@ -28,7 +28,7 @@ import yaml
 
 from browser_visit import Visit
 from bookbuild import live as live_build
-from dpadmm_lite import live
+from dpadmm_book import live
 from dpadmm_lite.registry import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -361,7 +361,7 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
     assert live_build.library_wheel()[1] == first
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         names = set(z.namelist())
-    assert "dpadmm_lite/live/__init__.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
+    assert "dpadmm_book/live/__init__.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
     # every data file of the library (the panels load Adult, the feature graphs and Zhang & Zhu's reference
     # curves), with the file that states their source and licence (CC BY 4.0)
     data = {f"dpadmm_lite/{f.relative_to(ROOT / 'dpadmm_lite').as_posix()}" for f in (ROOT / "dpadmm_lite/data").iterdir()
@@ -403,7 +403,7 @@ def test_a_live_rerun_imports_only_what_the_browser_has(name):
     """Pyodide's site ships numpy and scipy only: a panel's run (at its defaults) imports no pandas,
     scikit-learn, Altair or widgets, nor scipy.optimize or scipy.stats (seconds of a WebAssembly
     page's time to ready; the accountants import them where they use them)."""
-    code = (f"import sys; from dpadmm_lite import live; live.run_panel({name!r}, {{}}); "
+    code = (f"import sys; from dpadmm_book import live; live.run_panel({name!r}, {{}}); "
             "print(sorted(m for m in ('pandas', 'sklearn', 'scipy.stats', 'scipy.optimize', 'altair', 'ipywidgets') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -530,8 +530,8 @@ def test_the_chapters_panel_and_static_chart_call_the_live_function(chapter, fun
     cells = ["".join(c["source"]) for c in json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text())["cells"]
              if c["cell_type"] == "code"]
     chart = live.PANELS[chapter]["chart"]
-    panel_cells = [s for s in cells if "dl.widgets.live(" in s and function + "(" in s]
-    sweep_cells = [s for s in cells if "dl.sweep.grid(" in s and function + "(" in s]
+    panel_cells = [s for s in cells if "book.widgets.live(" in s and function + "(" in s]
+    sweep_cells = [s for s in cells if "book.sweep.grid(" in s and function + "(" in s]
     assert panel_cells, f"the live panel cell of {chapter} does not call {function}"
     assert sweep_cells, f"the sweep of {chapter}'s chart {chart!r} does not call {function}"
 

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import arena, datasets, live, problems
-from dpadmm_lite.live import arena as live_arena
-from dpadmm_lite.live import cyffers2023 as live_cyffers
+from dpadmm_lite import datasets, problems
+from dpadmm_book import arena, live
+from dpadmm_book.live import arena as live_arena
+from dpadmm_book.live import cyffers2023 as live_cyffers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,7 +81,7 @@ def test_the_cyffers_panel_runs_the_options_the_chapters_tuning_chose():
     assert "assert math.isclose(PANEL_EPS, TUNED[\"epsilon\"]" in cell
     assert 'PANEL_ADMM == TUNED["ADMM"]' in cell and 'PANEL_SGD == TUNED["DP-SGD"]' in cell
     # and the static chart's runs pass the tuned options (not the defaults) to the live function
-    (sweep,) = [s for s in _code_cells("cyffers2023") if "live.cyffers2023_modes(" in s and "dl.sweep.grid(" in s]
+    (sweep,) = [s for s in _code_cells("cyffers2023") if "live.cyffers2023_modes(" in s and "book.sweep.grid(" in s]
     assert 'gamma=PANEL_ADMM["gamma"]' in sweep and 'sgd_step=PANEL_SGD["step"]' in sweep
     # the site's panel opens on the static chart's setting: its rounds (the full edition's), its tuned clip, and a
     # rounds slider that reaches them
@@ -93,7 +94,7 @@ def test_the_cyffers_panel_runs_the_options_the_chapters_tuning_chose():
 
 def test_the_cyffers_lab_panel_offers_no_control_without_effect():
     """The walk's graph is part of the mode (a separate topology menu did nothing outside the walk)."""
-    (cell,) = [s for s in _code_cells("cyffers2023") if "dl.widgets.live(panel" in s]
+    (cell,) = [s for s in _code_cells("cyffers2023") if "book.widgets.live(panel" in s]
     assert "topology=" not in cell and '"mode": list(live.MODES)' in cell
     assert live_cyffers.MODES["walk, star"] == ("private_admm_walk", "star")
     problem = live_cyffers.cyffers2023_problem("test")
@@ -158,7 +159,7 @@ def test_the_arena_panel_holds_the_settings_the_chapters_tuning_chose(fast_chose
             for epsilon in (0.01, 0.05, 0.3, 0.7, 2.0, 10.0):
                 assert live_arena._config_at(live_arena.ARENA_CHOSEN["fast"], task, name, epsilon) == \
                     arena.config_for(chosen, task, name, epsilon), (task, name, epsilon)
-    (cell,) = [s for s in _code_cells("arena") if "dl.widgets.live(" in s]
+    (cell,) = [s for s in _code_cells("arena") if "book.widgets.live(" in s]
     assert "assert live.arena_settings(chosen, EPSILONS) == live.ARENA_CHOSEN[EDITION]" in cell
     assert 'EDITION = "fast" if FAST else "full"' in cell
     # the published edition: seven values of ε, every task and applicable algorithm, and the nearest-ε rule

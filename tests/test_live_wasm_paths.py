@@ -43,7 +43,7 @@ def test_the_browsers_hessian_is_numpys(monkeypatch):
 def test_the_browsers_per_agent_hessians_are_numpys(monkeypatch):
     """Zhang & Zhu's panel: the graph algorithms' per-agent Hessians (numpy's batched AᵀA natively, one
     scipy syrk per agent in the browser) agree, and so does a DVP run drawn from them."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
     from dpadmm_lite.algorithms import graph
 
     rng = np.random.default_rng(1)
@@ -151,7 +151,7 @@ def test_the_browsers_margins_are_numpys(monkeypatch):
 def test_the_browsers_fused_lasso_runs_are_native(panel, monkeypatch):
     """Liu et al.'s and Xu et al.'s panels with the browser's products (sparse ``A``, dense ``Q_ν⁻¹``,
     sparse margins) give native CPython's rows (to 1e-9, the browser test's tolerance)."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     module = getattr(live, panel)
     problem_of = getattr(module, f"{panel}_problem")
@@ -176,7 +176,7 @@ def test_the_browsers_squared_loss_of_many_models_is_numpys(monkeypatch):
     """In the browser the squared loss of many models comes from the data's moments (XᵀX/n, Xᵀy/n,
     yᵀy/n) instead of every margin; on the Cyffers et al. panel's Lasso it agrees with numpy's to
     1e-11, and the panel's walk gives native CPython's rows."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     problem = live.cyffers2023.cyffers2023_problem("test")
     rng = np.random.default_rng(5)
@@ -219,7 +219,7 @@ def test_the_shipped_optima_are_the_live_panels_problems_solved_now():
     """``SHIPPED_OPTIMA`` holds the optimum of every problem a live panel asks for (at its defaults and at each
     drop-down option), and each is an optimum of that problem on this machine, whatever BLAS kernel wrote it
     (:func:`assert_is_the_optimum`); natively the solver still runs."""
-    from dpadmm_lite.live import _optima
+    from dpadmm_book.live import _optima
 
     panel_problems = _optima.panel_problems()
     assert len(panel_problems) >= 8
@@ -234,7 +234,7 @@ def test_the_shipped_optima_are_the_live_panels_problems_solved_now():
 def test_a_wrong_shipped_optimum_is_caught(plant):
     """The check above fails when the shipped data are wrong: an optimum moved by 1e-3, or a stored value
     changed in its fourth digit (on the ℓ1 and the smooth problem of Huang et al.'s panel)."""
-    from dpadmm_lite.live import huang2019
+    from dpadmm_book.live import huang2019
 
     for regularizer in ("l1", "l2"):
         p = huang2019.huang2019_problem(regularizer)
@@ -251,7 +251,7 @@ def test_a_wrong_shipped_optimum_is_caught(plant):
 
 
 def test_a_problem_the_panels_do_not_build_gets_no_shipped_optimum():
-    from dpadmm_lite.live import huang2019
+    from dpadmm_book.live import huang2019
 
     p = huang2019.huang2019_problem("l2")
     assert problems.shipped_optimum(p, browser=True) is not None

@@ -11,10 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from dpadmm_lite import accounting, datasets, live, problems
-from dpadmm_lite.live import _feature_graph
-from dpadmm_lite.live.liu2022 import liu2022_curves, liu2022_problem
-from dpadmm_lite.live.xu2020 import xu2020_curves, xu2020_problem
+from dpadmm_lite import accounting, datasets, problems
+from dpadmm_book import live
+from dpadmm_book.live import _feature_graph
+from dpadmm_book.live.liu2022 import liu2022_curves, liu2022_problem
+from dpadmm_book.live.xu2020 import xu2020_curves, xu2020_problem
 
 
 def _chapter_training_rows(seed):

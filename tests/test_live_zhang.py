@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from dpadmm_lite import topology
-from dpadmm_lite.live import zhang2017 as panel
+from dpadmm_book.live import zhang2017 as panel
 
 #: The local solvers' stopping tolerance (``admm_graph``'s ``inner_tol``): the relative precision to which two
 #: machines' runs of the same setting agree on the loss.

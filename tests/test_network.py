@@ -571,7 +571,7 @@ def test_registered_with_tasks_and_tuning():
 
 # ====================================================================== the chapter's exercises
 def test_exercise_checks_accept_the_solutions_and_name_typical_mistakes():
-    from dpadmm_lite.exercises import zhang2017 as ex
+    from dpadmm_book.exercises import zhang2017 as ex
 
     # 1. DVP's ζ_p for four nodes (one of them in Algorithm 2's Φ branch)
     v = ex.dvp_zeta_data()

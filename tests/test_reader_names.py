@@ -25,8 +25,10 @@ import pandas as pd
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import labels, registry, topology, widgets
-from dpadmm_lite.exercises import Feedback, not_answered
+import dpadmm_book as book
+from dpadmm_lite import labels, registry, topology
+from dpadmm_book import widgets
+from dpadmm_book.exercises import Feedback, not_answered
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,9 +109,9 @@ def test_no_chapter_writes_a_sub_or_superscript_in_plain_text():
 
 def test_typeset_keeps_what_it_cannot_shrink_meaningful():
     """Unicode has no small 3/2: the caret stays (x^(3/2) is not x·(3/2)); k−1 uses the minus sign."""
-    assert dl.viz.typeset("(1 + 4ν)^{3/2}") == "(1 + 4ν)^(3/2)"
-    assert dl.viz.typeset("γ_i^{k−1}") == "γᵢᵏ⁻¹"
-    assert dl.viz.typeset("r^(d−1)") == "rᵈ⁻¹"
+    assert book.viz.typeset("(1 + 4ν)^{3/2}") == "(1 + 4ν)^(3/2)"
+    assert book.viz.typeset("γ_i^{k−1}") == "γᵢᵏ⁻¹"
+    assert book.viz.typeset("r^(d−1)") == "rᵈ⁻¹"
 
 
 # ----------------------------------------------------------------------------- the book's names
@@ -181,7 +183,7 @@ def test_sweep_chart_shows_book_names_in_drop_downs_legend_and_tooltips():
     frame = pd.DataFrame([{"algorithm": a, "topology": t, "epsilon": e, "iteration": k, "gap": 1.0 / k}
                           for a in ("dp_acc_admm", "pvp_star") for t in ("ring", "small_world", "erdos_renyi")
                           for e in (0.1, 1.0) for k in (1, 2)])
-    spec = dl.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon"],
+    spec = book.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon"],
                               selects=["topology"], defaults={"topology": "small_world"}).to_dict()
     selects = _selects(spec)
     assert selects["G"] == ["ring", "small world", "Erdős–Rényi"]
@@ -196,7 +198,7 @@ def test_a_joint_drop_down_shows_book_names_too():
     frame = pd.DataFrame([{"task": t, "algorithm": a, "epsilon": e, "utility": 0.1}
                           for t, algs in (("Adult", ("dp_acc_admm", "pvp_star")), ("Lasso", ("dp_acc_admm",)))
                           for a in algs for e in (0.1, 1.0)])
-    spec = dl.viz.sweep_chart(frame, x="epsilon", y="utility", selects=["task", "algorithm"],
+    spec = book.viz.sweep_chart(frame, x="epsilon", y="utility", selects=["task", "algorithm"],
                               defaults={"task": "Lasso", "algorithm": "dp_acc_admm"}).to_dict()
     (options,) = _selects(spec).values()
     assert options == ["Adult · DP-AccADMM", "Adult · PVP (star)", "Lasso · DP-AccADMM"]
@@ -235,12 +237,12 @@ def test_run_summaries_and_curve_legends_name_the_algorithm_as_the_book_does():
                                    1e-2, "l2")
     trace = dl.run("dp_acc_admm", problem, epsilon=1.0, delta=1e-5, iterations=3)
     assert trace.algorithm == "dp_acc_admm" and trace.summary().startswith("DP-AccADMM: 3 iterations")
-    rows = _rows(dl.viz.objective_gap([trace]).to_dict())
+    rows = _rows(book.viz.objective_gap([trace]).to_dict())
     assert {row["run"] for row in rows} == {"DP-AccADMM"}
 
 
 def test_the_arena_reports_algorithms_and_settings_by_their_book_names():
-    table = dl.arena.grid_table(["lasso"], budget=2)
+    table = book.arena.grid_table(["lasso"], budget=2)
     assert "DP-AccADMM" in table.index and not set(table.index) & labels.internal_names()
     assert not any(re.search(r"\brho\b|sampling_rate", grid) for grid in table["tuning grid"])
 
@@ -250,7 +252,7 @@ def _check_functions():
     import importlib
     import pkgutil
 
-    import dpadmm_lite.exercises as package
+    import dpadmm_book.exercises as package
 
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")

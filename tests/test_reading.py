@@ -9,14 +9,14 @@
 * The landing page names Run live and every edition.
 * No cell of the verdict table draws over its neighbour on the phone.
 * Chart text is at least 11 px on a desktop and 10 px on a phone.
-* Each live panel's first draw (its controls' starting values, run natively through ``dpadmm_lite.live``,
+* Each live panel's first draw (its controls' starting values, run natively through ``dpadmm_book.live``,
   the same function the site's Run live calls) shows a private method better than the chapter's trivial model.
 * No control without an effect: every live control changes the run, or the panel disables it and says why
   (on the site and in JupyterLab).
-* No page shows a raw pandas table: every table is ``dl.viz.table``'s (number formats, a caption, no row numbers).
+* No page shows a raw pandas table: every table is ``book.viz.table``'s (number formats, a caption, no row numbers).
 
 The library pieces these pages rely on are tested here too: chart descriptions that read the axis titles,
-``dl.viz.table``, and the panels' short summary lines.
+``book.viz.table``, and the panels' short summary lines.
 """
 
 from __future__ import annotations
@@ -176,13 +176,13 @@ def test_no_verdict_cell_is_drawn_over_its_neighbour_on_the_phone(reading):
     _check(reading, check, sizes=("phone",))
 
 
-#: Tables pandas printed itself (``class="dataframe"``) or styled without ``dl.viz.table`` (a Styler's ``id="T_…"``
+#: Tables pandas printed itself (``class="dataframe"``) or styled without ``book.viz.table`` (a Styler's ``id="T_…"``
 #: without its class), and cells of a book table that read as Python's booleans.
 _RAW_TABLES_JS = """() => {
     const out = [];
     const text = (t) => (t.innerText || '').replace(/\\s+/g, ' ').trim().slice(0, 60);
     document.querySelectorAll('main table.dataframe, main table[id^="T_"]:not(.dpadmm-table)')
-        .forEach(t => out.push('a raw pandas table (show it with dl.viz.table): ' + text(t)));
+        .forEach(t => out.push('a raw pandas table (show it with book.viz.table): ' + text(t)));
     document.querySelectorAll('main table.dpadmm-table').forEach(t => {
         if (!t.querySelector('caption')) out.push('a table without a caption: ' + text(t));
         const yesNo = [...t.querySelectorAll('td')].filter(td => /^(True|False)$/.test(td.innerText.trim()));
@@ -193,7 +193,7 @@ _RAW_TABLES_JS = """() => {
 
 
 def test_no_page_shows_a_raw_pandas_table(reading):
-    """Every table a chapter displays is ``dl.viz.table``'s: numbers formatted, a caption, no row numbers, and words
+    """Every table a chapter displays is ``book.viz.table``'s: numbers formatted, a caption, no row numbers, and words
     ("yes", "no", the outcome's name) where pandas would print True / False."""
     _check(reading, lambda rel, page: page.evaluate(_RAW_TABLES_JS), sizes=("desktop",))
 
@@ -227,20 +227,20 @@ def _zero_model_gap(problem) -> float:
 
 
 def _liu_zero_gap() -> float:
-    from dpadmm_lite.live import liu2022
+    from dpadmm_book.live import liu2022
 
     return _zero_model_gap(liu2022.liu2022_problem())
 
 
 def _xu_zero_gap() -> float:
-    from dpadmm_lite.live import xu2020
+    from dpadmm_book.live import xu2020
 
     return _zero_model_gap(xu2020.xu2020_problem())
 
 
 def _cyffers_zero_objective() -> float:
     """F_test(0), the zero model's test objective (book/cyffers2023.ipynb: F_ZERO, the chart's "zero model" line)."""
-    from dpadmm_lite.live import cyffers2023
+    from dpadmm_book.live import cyffers2023
 
     problem = cyffers2023.cyffers2023_problem("test")
     return float(problem.data_loss(np.zeros(problem.d), problem.X_test, problem.y_test))
@@ -272,14 +272,14 @@ NO_TRIVIAL_MODEL = {"admm", "arena", "privacy", "tuning"}
 
 
 def test_every_live_panel_is_in_first_draw_or_has_no_trivial_model():
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     assert set(live.PANELS) == set(FIRST_DRAW) | NO_TRIVIAL_MODEL and not set(FIRST_DRAW) & NO_TRIVIAL_MODEL
 
 
 @pytest.mark.parametrize("panel", sorted(FIRST_DRAW))
 def test_each_live_panel_first_draw_beats_the_trivial_model(panel):
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     field, (key, name), trivial, margin, unit = FIRST_DRAW[panel]
     start = {c["name"]: c["value"] for c in live.PANELS[panel]["controls"]}
@@ -300,7 +300,7 @@ _ECHOES = {"topology", "run_epsilon", "mode", "clip", "regularizer"}
 
 def _drawn(panel: str, values: dict) -> str:
     """What a run at ``values`` draws and says: its rows without the fields that echo a control, its summary."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     result = live.run_panel(panel, values)
     names = {c["name"] for c in live.PANELS[panel]["controls"]}
@@ -320,7 +320,7 @@ def test_every_live_control_changes_the_run_unless_the_panel_disables_it(panel):
     changes what the panel draws or says — unless the control declares itself idle there (``idle``: the page then
     disables it and says why), and then it changes nothing. Runs are shortened to 20 iterations (the arena's field,
     minutes of runs, is left to its own tests)."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     controls = live.PANELS[panel]["controls"]
     start = {c["name"]: c["value"] for c in controls}
@@ -345,7 +345,7 @@ def test_every_live_control_changes_the_run_unless_the_panel_disables_it(panel):
 
 
 def test_zhang_zhus_epsilon_has_no_effect_on_the_non_private_run_and_the_panel_says_so():
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     epsilon = next(c for c in live.PANELS["zhang2017"]["controls"] if c["name"] == "epsilon")
     assert epsilon["idle"] == {"when": {"algorithm": ["non-private"]}, "why": "the non-private run adds no noise"}
@@ -354,7 +354,7 @@ def test_zhang_zhus_epsilon_has_no_effect_on_the_non_private_run_and_the_panel_s
 
 
 def test_a_lab_control_without_an_effect_is_disabled_and_says_why():
-    import dpadmm_lite as dl
+    import dpadmm_book as book
 
     seen = []
 
@@ -362,7 +362,7 @@ def test_a_lab_control_without_an_effect_is_disabled_and_says_why():
         seen.append(dict(values))
         return "drawn"
 
-    panel = dl.widgets.live(compute, epsilon=1.0, delta=1e-5, advanced={"algorithm": ["DVP", "non-private"]},
+    panel = book.widgets.live(compute, epsilon=1.0, delta=1e-5, advanced={"algorithm": ["DVP", "non-private"]},
                             idle={"epsilon": lambda v: "the non-private run adds no noise"
                                   if v["algorithm"] == "non-private" else None})
     epsilon, delta, algorithm = (panel.controls[k] for k in ("epsilon", "delta", "algorithm"))
@@ -382,9 +382,9 @@ def test_a_lab_control_without_an_effect_is_disabled_and_says_why():
     panel.wait()
     assert not delta.disabled and not epsilon.slider.disabled
     with pytest.raises(ValueError, match="idle names a control"):
-        dl.widgets.live(compute, epsilon=1.0, idle={"rho": lambda v: None})
+        book.widgets.live(compute, epsilon=1.0, idle={"rho": lambda v: None})
     with pytest.raises(ValueError, match="callable"):
-        dl.widgets.live(compute, epsilon=1.0, idle={"epsilon": "always"})
+        book.widgets.live(compute, epsilon=1.0, idle={"epsilon": "always"})
 
 
 def test_run_live_disables_a_control_while_it_has_no_effect(server, browser):
@@ -414,7 +414,7 @@ def test_run_live_disables_a_control_while_it_has_no_effect(server, browser):
 
 
 def test_the_zhang_zhu_panel_opens_on_the_static_charts_network_and_reaches_its_iterations():
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     controls = {c["name"]: c for c in live.PANELS["zhang2017"]["controls"]}
     assert controls["topology_name"]["value"] == "ring" and controls["epsilon"]["value"] == 4.0
@@ -430,7 +430,7 @@ def test_the_zhang_zhu_panel_opens_on_the_static_charts_network_and_reaches_its_
 def test_live_summary_lines_are_short_and_true(panel, values):
     """No run time in the line (a cached run repeated the first run's time under "computed in 1 ms"), the
     privacy spent, and short enough to read at a glance."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     start = {c["name"]: c["value"] for c in live.PANELS[panel]["controls"]} | values
     line = live.run_panel(panel, start)["summary"]
@@ -441,7 +441,7 @@ def test_live_summary_lines_are_short_and_true(panel, values):
 
 
 def test_a_live_summary_line_names_privacy_that_is_not_covered():
-    from dpadmm_lite.live._common import run_line
+    from dpadmm_book.live._common import run_line
     from dpadmm_lite.privacy import NO_PRIVACY, PrivacyGuarantee
 
     class Trace:  # the fields run_line reads
@@ -457,12 +457,12 @@ def test_a_live_summary_line_names_privacy_that_is_not_covered():
 
 # ------------------------------------------------------------------------------------------ the library pieces
 def test_a_charts_description_reads_its_axis_titles_not_its_column_names():
-    import dpadmm_lite as dl
-    from dpadmm_lite._book import chart_description, chart_name
+    import dpadmm_book as book
+    from dpadmm_book._book import chart_description, chart_name
 
     frame = pd.DataFrame({"epsilon": [0.1, 1.0] * 2, "objective_gap": [1.0, 0.1, 2.0, 0.2],
                           "gap_lo": [0.9, 0.09, 1.8, 0.18], "gap_hi": [1.1, 0.11, 2.2, 0.22], "ν": ["0", "0", "2", "2"]})
-    spec = dl.viz.sweep_chart(frame, x="epsilon", y="objective_gap", band=("gap_lo", "gap_hi"), color="ν", log_x=True,
+    spec = book.viz.sweep_chart(frame, x="epsilon", y="objective_gap", band=("gap_lo", "gap_hi"), color="ν", log_x=True,
                               log_y=True, titles={"objective_gap": "objective gap", "epsilon": "privacy budget ε"}).to_dict()
     spec.pop("title", None)
     for text in (chart_description(spec), chart_name(spec)):
@@ -471,44 +471,44 @@ def test_a_charts_description_reads_its_axis_titles_not_its_column_names():
 
 
 def test_the_table_helper_formats_spaces_and_captions():
-    import dpadmm_lite as dl
+    import dpadmm_book as book
 
     frame = pd.DataFrame({"topology": ["ring", "complete"], "λ₂": [0.0979, 20.0], "runs": [3000, 12],
                           "error": [0.13771, np.nan]})
-    html = dl.viz.table(frame, caption="Two networks", formats={"λ₂": "{:.3f}"}).to_html()
+    html = book.viz.table(frame, caption="Two networks", formats={"λ₂": "{:.3f}"}).to_html()
     assert 'class="dpadmm-table"' in html and "<caption>Two networks</caption>" in html
     for shown in (">0.098<", ">20.000<", ">3,000<", ">0.1377<", ">—<", ">ring<"):
         assert shown in html, shown
     assert html.count("dpadmm-num") == 6  # the numbers, not the names
     assert "row_heading" not in html  # no row numbers
     with pytest.raises(ValueError, match="formats"):
-        dl.viz.table(frame, formats={"missing": "{:g}"})
+        book.viz.table(frame, formats={"missing": "{:g}"})
     with pytest.raises(ValueError, match="digits"):
-        dl.viz.table(frame, digits=0)
+        book.viz.table(frame, digits=0)
     with pytest.raises(TypeError, match="frame"):
-        dl.viz.table(frame.to_dict())
+        book.viz.table(frame.to_dict())
 
 
 def test_a_pivots_column_name_heads_no_column_and_comparisons_read_as_words():
-    import dpadmm_lite as dl
+    import dpadmm_book as book
 
     wide = pd.DataFrame({"ε": [0.1, 1.0, 0.1, 1.0], "method": ["A", "A", "B", "B"], "error": [0.2, 0.1, 0.3, 0.2]})
-    html = dl.viz.table(wide.pivot(index="method", columns="ε", values="error").reset_index(), caption="c").to_html()
+    html = book.viz.table(wide.pivot(index="method", columns="ε", values="error").reset_index(), caption="c").to_html()
     assert ">ε<" not in html and html.count("<th ") == 3, html  # method, 0.1, 1: no header cell for the name "ε"
     assert ">0.1<" in html and ">1<" in html, html  # numbers heading columns read as numbers
-    comparisons, _ = dl.claims.evaluate({"a": [1.0, 2.0, 3.0], "b": [2.0, 3.0, 4.5]}, {"a below b": ("a", "<", "b")},
+    comparisons, _ = book.claims.evaluate({"a": [1.0, 2.0, 3.0], "b": [2.0, 3.0, 4.5]}, {"a below b": ("a", "<", "b")},
                                         trivial={"a": 10.0, "b": 10.0}, better="lower")
-    html = dl.claims.comparison_table(comparisons, caption="A against B").to_html()
+    html = book.claims.comparison_table(comparisons, caption="A against B").to_html()
     assert "<caption>A against B</caption>" in html and ">a below b<" in html and ">holds<" in html
     assert ">no<" in html and "True" not in html and "False" not in html
     with pytest.raises(ValueError, match="comparisons"):
-        dl.claims.comparison_table({}, caption="nothing")
+        book.claims.comparison_table({}, caption="nothing")
 
 
 def test_the_chart_theme_writes_text_of_at_least_12_px():
-    import dpadmm_lite as dl
+    import dpadmm_book as book
 
-    dl.viz.use_book_theme()
+    book.viz.use_book_theme()
     import altair as alt
 
     config = alt.theme.get()()["config"]

@@ -466,7 +466,7 @@ def test_chart_data_written_by_columns_comes_back_row_for_row():
     """The site writes a large chart dataset by columns (its keys and repeated strings once); what
     dpadmm-charts.js rebuilds must be the same rows — a drawn-only float to 6 significant digits, a
     field that a filter or slider compares exactly — and rows it could not rebuild stay rows."""
-    from dpadmm_lite import _book
+    from dpadmm_book import _book
 
     rows = [{"algorithm": ["DP-ADMM", "ADMM"][i % 2], "iteration": i, "gap": 1 / (i + 3), "rho": 1 / (i + 7),
              "lo": None} for i in range(60)]
@@ -492,7 +492,7 @@ def test_the_icon_fonts_keep_exactly_the_glyphs_the_stylesheets_name(site):
     every codepoint a stylesheet names is in the solid font, and nothing else is."""
     from fontTools.ttLib import TTFont
 
-    from dpadmm_lite import _book
+    from dpadmm_book import _book
 
     named = _book.icon_codepoints(site / "_static")
     solid = site / "_static/vendor/fontawesome/webfonts/fa-solid-900.woff2"

@@ -554,7 +554,7 @@ def test_extreme_slider_values_stay_finite(small, name, reg):
 
 
 def test_chapter_exercise_checks_accept_the_answer_and_nothing_else():
-    from dpadmm_lite.exercises import huang2019 as ex
+    from dpadmm_book.exercises import huang2019 as ex
 
     assert ex.check_agent_update(ex.expected_agent_update())
     assert not ex.check_agent_update(ex.expected_agent_update() + 1e-3)

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import sweep
+from dpadmm_book import sweep
 
 # Workers cannot import this test module by name: ship its functions by value, as cloudpickle
 # does for a function defined in a notebook.
@@ -532,7 +532,10 @@ def test_the_library_version_is_in_the_key(cache, tmp_path, monkeypatch):
     (root / "__init__.py").write_text("x = 1\n")
     (root / "data" / "adult.npz").write_bytes(b"rows v1")
     (root / "__pycache__").mkdir()
-    monkeypatch.setattr(sweep, "_LIBRARY_ROOT", root)
+    book_root = tmp_path / "book"  # the book's package counts as the library does
+    book_root.mkdir()
+    (book_root / "__init__.py").write_text("y = 1\n")
+    monkeypatch.setattr(sweep, "_LIBRARY_ROOTS", (root, book_root))
     log = str(tmp_path / "calls")
     task = _make_closure(1.0, log)
 
@@ -550,9 +553,12 @@ def test_the_library_version_is_in_the_key(cache, tmp_path, monkeypatch):
     (root / "__init__.py").write_text("x = 2\n")
     run_in_a_new_process()
     assert _calls(log) == 3, "a changed source file of the library re-runs the sweep"
+    (book_root / "__init__.py").write_text("y = 2\n")
+    run_in_a_new_process()
+    assert _calls(log) == 4, "a changed source file of the book's package re-runs the sweep"
     monkeypatch.setattr(dl, "__version__", "99.0")
     run_in_a_new_process()
-    assert _calls(log) == 4, "another library version re-runs the sweep"
+    assert _calls(log) == 5, "another library version re-runs the sweep"
 
     from dpadmm_lite import registry
 
@@ -576,8 +582,8 @@ def test_a_library_edited_after_import_is_not_cached_under_the_new_code(cache, t
     root = tmp_path / "library"
     root.mkdir()
     (root / "algorithm.py").write_text("STEP = 1\n")
-    monkeypatch.setattr(sweep, "_LIBRARY_ROOT", root)
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {root: sweep._library_files(root)})  # "imported"
+    monkeypatch.setattr(sweep, "_LIBRARY_ROOTS", (root,))
+    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {(root,): sweep._library_files((root,))})  # "imported"
     log = str(tmp_path / "calls")
     task = _make_closure(1.0, log)
     key = sweep.cache_key(task, {"epsilon": [0.5]}, name="edited")
@@ -618,7 +624,7 @@ _KEY_SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
 import test_sweep
-from dpadmm_lite import sweep
+from dpadmm_book import sweep
 
 chapter = test_sweep._chapter(__import__("pathlib").Path({folder!r}), name="chapter")
 chapter.LOG = None

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import vl_convert
 
-import dpadmm_lite as dl
-from dpadmm_lite import _book
+import dpadmm_book as book
+from dpadmm_book import _book
 
 #: File the task notes its calls in (set per test): a list it appended to would be a value the
 #: task reads, so part of the sweep's cache key, and every call would change the key.
@@ -36,12 +36,12 @@ def _calls() -> int:
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(sys.modules[__name__], "CALLS_LOG", tmp_path / "calls.log")
-    monkeypatch.setattr(dl.sweep, "_LIBRARY_SNAPSHOT", {})  # the library as of this test (a shared tree changes)
+    monkeypatch.setattr(book.sweep, "_LIBRARY_SNAPSHOT", {})  # the library as of this test (a shared tree changes)
     return tmp_path / "cache"
 
 
 def test_grid_runs_every_setting_and_seed_into_a_tidy_frame(cache):
-    frame = dl.sweep.grid(_task, {"epsilon": [0.1, 1.0], "rho": [1.0, 2.0, 4.0]}, seeds=(0, 1), name="t", progress=False)
+    frame = book.sweep.grid(_task, {"epsilon": [0.1, 1.0], "rho": [1.0, 2.0, 4.0]}, seeds=(0, 1), name="t", progress=False)
     assert _calls() == 2 * 3 * 2
     assert len(frame) == 2 * 3 * 2 * 2
     assert set(frame.columns) == {"iteration", "gap", "epsilon", "rho", "seed"}
@@ -50,29 +50,29 @@ def test_grid_runs_every_setting_and_seed_into_a_tidy_frame(cache):
 
 
 def test_grid_reuses_its_cache_and_reruns_when_the_grid_changes(cache):
-    first = dl.sweep.grid(_task, {"epsilon": [0.1], "rho": [1.0]}, name="t", progress=False)
-    again = dl.sweep.grid(_task, {"epsilon": [0.1], "rho": [1.0]}, name="t", progress=False)
+    first = book.sweep.grid(_task, {"epsilon": [0.1], "rho": [1.0]}, name="t", progress=False)
+    again = book.sweep.grid(_task, {"epsilon": [0.1], "rho": [1.0]}, name="t", progress=False)
     assert _calls() == 1
     pd.testing.assert_frame_equal(first, again)
-    dl.sweep.grid(_task, {"epsilon": [0.2], "rho": [1.0]}, name="t", progress=False)
+    book.sweep.grid(_task, {"epsilon": [0.2], "rho": [1.0]}, name="t", progress=False)
     assert _calls() == 2
     assert len(list(cache.glob("t-*.parquet"))) == 2
 
 
 def test_grid_in_parallel_equals_serial(cache):
     grid = {"epsilon": [0.1, 1.0], "rho": [1.0]}
-    serial = dl.sweep.grid(_task, grid, seeds=(0, 1), name="s", cache=False, progress=False)
-    parallel = dl.sweep.grid(_task, grid, seeds=(0, 1), name="p", cache=False, progress=False, n_jobs=2)
+    serial = book.sweep.grid(_task, grid, seeds=(0, 1), name="s", cache=False, progress=False)
+    parallel = book.sweep.grid(_task, grid, seeds=(0, 1), name="p", cache=False, progress=False, n_jobs=2)
     pd.testing.assert_frame_equal(serial, parallel)
 
 
 def test_grid_rejects_bad_arguments(cache):
     with pytest.raises(ValueError, match="grid must name"):
-        dl.sweep.grid(_task, {}, name="t")
+        book.sweep.grid(_task, {}, name="t")
     with pytest.raises(ValueError, match="epsilon"):
-        dl.sweep.grid(_task, {"epsilon": []}, name="t")
+        book.sweep.grid(_task, {"epsilon": []}, name="t")
     with pytest.raises(ValueError, match="task must return"):
-        dl.sweep.grid(lambda epsilon, seed: 3.0, {"epsilon": [1.0]}, name="bad", progress=False)
+        book.sweep.grid(lambda epsilon, seed: 3.0, {"epsilon": [1.0]}, name="bad", progress=False)
 
 
 def _frame():
@@ -97,7 +97,7 @@ def _grid_value(spec, param):
 
 
 def test_sweep_chart_slides_over_grid_positions_and_shows_values():
-    spec = dl.viz.sweep_chart(_frame(), x="iteration", y="gap", color="algorithm",
+    spec = book.viz.sweep_chart(_frame(), x="iteration", y="gap", color="algorithm",
                               sliders=["epsilon", "rho"], selects=["topology"], log_y=True).to_dict()
     params = _params(spec)
     eps, rho, top = params["p_epsilon"], params["p_rho"], params["p_topology"]
@@ -114,7 +114,7 @@ def test_sweep_chart_slides_over_grid_positions_and_shows_values():
 def test_every_grid_value_is_reachable_by_the_slider(grid):
     """The bug this replaces: a step of 0.15000000000000002 over [0.05, 0.2] could not reach 0.2."""
     frame = pd.DataFrame([dict(nu=v, iteration=k, gap=v * k) for v in grid for k in (1, 2)])
-    spec = dl.viz.sweep_chart(frame, x="iteration", y="gap", sliders=["nu"]).to_dict()
+    spec = book.viz.sweep_chart(frame, x="iteration", y="gap", sliders=["nu"]).to_dict()
     bind = _params(spec)["p_nu"]["bind"]
     positions = range(bind["min"], bind["max"] + 1, bind["step"])
     assert [_grid_value(spec, "p_nu")[i] for i in positions] == grid
@@ -122,7 +122,7 @@ def test_every_grid_value_is_reachable_by_the_slider(grid):
 
 def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
     frame = _frame()
-    chart = dl.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon", "rho"],
+    chart = book.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon", "rho"],
                                selects=["topology"], defaults={"epsilon": 0.1, "rho": 1.0, "topology": "star"})
     spec = chart.to_dict()
     params = _params(spec)
@@ -145,10 +145,10 @@ def test_sweep_chart_filters_select_exactly_one_grid_point_per_line():
 
 def test_sweep_chart_checks_defaults_and_names_missing_columns():
     with pytest.raises(ValueError, match=r"defaults\['rho'\] must be one of the grid values"):
-        dl.viz.sweep_chart(_frame(), x="iteration", y="gap", sliders=["rho"], defaults={"rho": 0.7})
+        book.viz.sweep_chart(_frame(), x="iteration", y="gap", sliders=["rho"], defaults={"rho": 0.7})
     with pytest.raises(ValueError, match=r"columns \['nope'\]"):
-        dl.viz.sweep_chart(_frame(), x="iteration", y="nope")
-    one = dl.viz.sweep_chart(_frame()[_frame().rho == 1.0], x="iteration", y="gap", sliders=["rho"]).to_dict()
+        book.viz.sweep_chart(_frame(), x="iteration", y="nope")
+    one = book.viz.sweep_chart(_frame()[_frame().rho == 1.0], x="iteration", y="gap", sliders=["rho"]).to_dict()
     assert "p_rho" not in _params(one)  # one value: no slider, the caption names it
 
 
@@ -157,24 +157,24 @@ def test_log_axes_never_include_zero_and_titles_are_typeset():
     frame.loc[frame.iteration == 3, "gap"] = 0.0  # a gap at the optimum to rounding
     frame["lo"], frame["hi"] = frame["gap"] - 1.0, frame["gap"] + 1.0
     frame["test_accuracy"] = 0.5
-    spec = dl.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon"], band=("lo", "hi"),
+    spec = book.viz.sweep_chart(frame, x="iteration", y="gap", color="algorithm", sliders=["epsilon"], band=("lo", "hi"),
                               log_y=True, titles={"gap": "F(x_t^DP) − F(x_t)"}).to_dict()
     rows = spec["datasets"][spec["layer"][1]["data"]["name"]] if "data" in spec["layer"][1] else next(iter(spec["datasets"].values()))
     assert min(r["gap"] for r in rows) > 0 and min(r["lo"] for r in rows) > 0
     line = spec["layer"][1]
     assert line["encoding"]["y"]["title"] == "F(xₜᴰᴾ) − F(xₜ)"
-    acc = dl.viz.sweep_chart(frame, x="iteration", y="test_accuracy", sliders=["epsilon"]).to_dict()
+    acc = book.viz.sweep_chart(frame, x="iteration", y="test_accuracy", sliders=["epsilon"]).to_dict()
     assert acc["layer"][0]["encoding"]["y"]["title"] == "test accuracy"
 
 
 def test_sweep_chart_draws_with_vega():
-    svg = vl_convert.vegalite_to_svg(dl.viz.sweep_chart(_frame(), x="iteration", y="gap", color="algorithm",
+    svg = vl_convert.vegalite_to_svg(book.viz.sweep_chart(_frame(), x="iteration", y="gap", color="algorithm",
                                                        sliders=["epsilon"], band=("gap", "gap")).to_json())
     assert svg.count("<path") > 3 and "ε = 0.01" in svg
 
 
 def test_book_renderer_puts_the_spec_in_the_output_and_the_plugin_draws_it():
-    dl.viz.use_book_theme()
+    book.viz.use_book_theme()
     chart = alt.Chart(pd.DataFrame({"a": [1, 2]})).mark_point().encode(x="a")
     bundle = chart._repr_mimebundle_()
     bundle = bundle[0] if isinstance(bundle, tuple) else bundle
@@ -205,14 +205,14 @@ def test_drop_downs_that_do_not_all_combine_become_one_of_the_combinations_the_g
     rows = [{"task": task, "algorithm": alg, "epsilon": e, "utility": u}
             for task, algs in {"lasso": ["a", "b"], "logistic": ["a", "b", "c"]}.items()
             for alg in algs for e, u in ((0.1, 1.0), (1.0, 0.5))]
-    spec = dl.viz.sweep_chart(pd.DataFrame(rows), x="epsilon", y="utility", selects=["task", "algorithm"],
+    spec = book.viz.sweep_chart(pd.DataFrame(rows), x="epsilon", y="utility", selects=["task", "algorithm"],
                               defaults={"task": "lasso", "algorithm": "b"}).to_dict()
     binds = [p for p in spec["params"] if "bind" in p]
     assert len(binds) == 1, "one drop-down of the combinations, not two that can pick lasso · c"
     assert binds[0]["bind"]["options"] == ["lasso · a", "lasso · b", "logistic · a", "logistic · b", "logistic · c"]
     assert binds[0]["value"] == "lasso · b"
     full = [dict(r, task=t) for r in rows if r["task"] == "logistic" for t in ("lasso", "logistic")]
-    spec = dl.viz.sweep_chart(pd.DataFrame(full), x="epsilon", y="utility", selects=["task", "algorithm"]).to_dict()
+    spec = book.viz.sweep_chart(pd.DataFrame(full), x="epsilon", y="utility", selects=["task", "algorithm"]).to_dict()
     assert len([p for p in spec["params"] if "bind" in p]) == 2  # every pair exists: two drop-downs
 
 
@@ -220,4 +220,4 @@ def test_a_slider_position_without_rows_for_some_choice_is_refused():
     rows = [{"task": t, "epsilon": e, "rho": r, "utility": 1.0} for t in ("a", "b") for e in (0.1, 1.0)
             for r in (0.1, 1.0) if not (t == "b" and e == 1.0)]
     with pytest.raises(ValueError, match="epsilon = \\[1.0\\].*'task': 'b'"):
-        dl.viz.sweep_chart(pd.DataFrame(rows), x="rho", y="utility", sliders=["epsilon"], selects=["task"])
+        book.viz.sweep_chart(pd.DataFrame(rows), x="rho", y="utility", sliders=["epsilon"], selects=["task"])

@@ -9,7 +9,7 @@ the task or only by the library; before the library's import too), an attribute 
 ``__getstate__`` or ``__reduce__`` leaves out, a memo (an ``lru_cache``, a ``cached_property``, a
 library ``lru_cache``) filled before what it reads changed, an environment variable, the global
 random generator. Each test changes the value and asserts that the result changes *and* the key does
-(the sweep re-runs), or that the task runs uncached with a :class:`~dpadmm_lite.sweep.CacheWarning`.
+(the sweep re-runs), or that the task runs uncached with a :class:`~dpadmm_book.sweep.CacheWarning`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import numpy as np
 import pytest
 
 import dpadmm_lite as dl
-from dpadmm_lite import sweep
+import dpadmm_book as book
+from dpadmm_book import sweep
 from dpadmm_lite.accounting import _rdp
 from dpadmm_lite.algorithms import star
 
@@ -211,7 +212,7 @@ def test_a_monkeypatched_library_function_changes_the_key(cache, tmp_path, monke
 
 def test_a_library_function_whose_code_was_swapped_changes_the_key(cache, tmp_path, monkeypatch):
     log = tmp_path / "calls"
-    arena = dl.arena
+    arena = book.arena
 
     def task(epsilon, seed):
         _note(log)
@@ -230,9 +231,9 @@ def test_a_library_state_changes_nothing_when_untouched(cache):
     """Nothing of the library, nor of the builtins and packages it reads, differs from what its import
     found after ordinary use (runs, data, the arena's problems, a sweep): the key of an untouched
     library is the one every process computes."""
-    from dpadmm_lite import _state
+    from dpadmm_book import _state
 
-    problem = dl.arena.problem("lasso", "validation", "fast")
+    problem = book.arena.problem("lasso", "validation", "fast")
     dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=3, seed=0, clip=1.0)
     sweep.grid(_seeded, {"epsilon": [0.5]}, name="untouched", progress=False)
     assert _state.changes() == []
@@ -375,7 +376,7 @@ elif sys.argv[1] == "round":
     builtins.round = lambda x, ndigits=None: python_round(x, ndigits) if ndigits is not None else math.floor(x + 0.5)
 
 import dpadmm_lite as dl
-from dpadmm_lite import sweep
+from dpadmm_book import sweep
 
 def task(epsilon, seed):  # reaches np.clip and round only inside the library
     X, y = np.zeros((10, 1)), np.zeros(10)

@@ -282,11 +282,11 @@ def test_the_tuning_panel_is_registered_and_imports_only_what_the_browser_has():
     import sys
     from pathlib import Path
 
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     root = Path(__file__).resolve().parents[1]
     assert live.PANELS["tuning"]["page"] == "book/privacy" and live.PANELS["tuning"]["function"] == "tuning_cost"
-    code = ("import sys; from dpadmm_lite import live; live.run_panel('tuning', {}); "
+    code = ("import sys; from dpadmm_book import live; live.run_panel('tuning', {}); "
             "print(sorted(m for m in ('pandas', 'sklearn', 'scipy.stats', 'scipy.optimize', 'altair', 'ipywidgets') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
@@ -295,15 +295,15 @@ def test_the_tuning_panel_is_registered_and_imports_only_what_the_browser_has():
     # static chart carries the title the site looks for
     cells = ["".join(c["source"]) for c in json.loads((root / "book" / "privacy.ipynb").read_text())["cells"]
              if c["cell_type"] == "code"]
-    assert [s for s in cells if "dl.widgets.live(" in s and "live.tuning.tuning_cost(" in s]
-    sweep = [s for s in cells if "dl.sweep.grid(" in s and "live.tuning.tuning_cost(" in s]
+    assert [s for s in cells if "book.widgets.live(" in s and "live.tuning.tuning_cost(" in s]
+    sweep = [s for s in cells if "book.sweep.grid(" in s and "live.tuning.tuning_cost(" in s]
     assert sweep and f'title="{live.PANELS["tuning"]["chart"]}"' in sweep[0]
 
 
 def test_the_tuning_panels_controls_start_at_its_defaults_and_bad_values_are_named():
     import inspect
 
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     parameters = inspect.signature(live.tuning.tuning_cost).parameters
     for control in live.PANELS["tuning"]["controls"]:
@@ -325,7 +325,7 @@ def test_the_tuning_panels_rows_are_the_accountants():
     """K candidates + the final run, each calibrated to ε: μ√(K+1) composed exactly; random stopping is
     selection_epsilon of the run's RDP with the final run's added, flat in K; the chance of never trying a
     setting is the pmf's E[(1 − 1/K)^K]; at ε = ∞ nothing is counted."""
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     result = live.run_panel("tuning", {"epsilon": 1.0, "mean_repetitions": 4.0, "eta": 1, "candidates": 5})
     rows = result["rows"]
@@ -348,7 +348,7 @@ def test_the_tuning_panels_rows_are_the_accountants():
 
 
 def test_the_static_grid_is_the_live_rows():
-    from dpadmm_lite import live
+    from dpadmm_book import live
 
     grid = live.tuning.tuning_grid([1.0], [4.0], [1.0])
     assert grid == live.tuning.tuning_cost(epsilon=1.0, mean_repetitions=4.0, eta=1.0)["rows"]

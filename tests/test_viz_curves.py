@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dpadmm_lite import viz
+from dpadmm_book import viz
 from dpadmm_lite.trace import Trace
 
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from nbclient import NotebookClient
 
-from dpadmm_lite import widgets
-from dpadmm_lite.viz import _widget as vizw
+from dpadmm_book import widgets
+from dpadmm_book.viz import _widget as vizw
 
 
 def _chart(values):
@@ -233,7 +233,7 @@ def test_headless_execution_renders_once_and_returns():
     nb.cells = [
         nbformat.v4.new_code_cell(
             "import threading, altair as alt, pandas as pd\n"
-            "from dpadmm_lite import widgets\n"
+            "from dpadmm_book import widgets\n"
             "calls = []\n"
             "def compute(v):\n"
             "    calls.append(v)\n"
@@ -244,7 +244,7 @@ def test_headless_execution_renders_once_and_returns():
         # no thread of ours (zmq's garbage collector may start when a large message is sent)
         nbformat.v4.new_code_cell("print(len(calls), [t.name for t in threading.enumerate() if t.ident not in "
                                   "threads_before_live and type(t).__name__ != 'GarbageCollectorThread'])"),
-        nbformat.v4.new_code_cell("import dpadmm_lite as dl\ndl.viz.use_book_theme()\n"
+        nbformat.v4.new_code_cell("import dpadmm_book as book\nbook.viz.use_book_theme()\n"
                                   "alt.Chart(pd.DataFrame({'x': [1, 2]})).mark_point().encode(x='x:Q')"),
     ]
     nb.cells.insert(0, nbformat.v4.new_code_cell("import threading\nthreads_before_live = {t.ident for t in threading.enumerate()}"))

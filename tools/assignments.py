@@ -9,7 +9,7 @@ For every chapter with checked exercises this writes an Otter Assign *master not
   submissions (or uploads to a grading service), and the master notebook with the solutions.
 
 Everything comes from the book: the exercise's text and code cell from the chapter, the
-solution's code from the chapter's own solution, the check from ``dpadmm_lite.exercises``. Each
+solution's code from the chapter's own solution, the check from ``dpadmm_book.exercises``. Each
 question's grading tests are
 
 * the check the student sees (public): it fails with the check's own message — the hint naming

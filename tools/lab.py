@@ -6,7 +6,7 @@ script writes a *JupyterLab edition* of the book into ``_build/lab/`` and opens 
 
 * ``{glue:text}`name:fmt``` (MyST-NB's glue) becomes ``{eval}`glued("name", "fmt")```, an
   inline expression jupyterlab-myst evaluates in the kernel when the cell runs (Run All): the
-  number appears where the site shows it (``dpadmm_lite._book.glued``). A number glued by a
+  number appears where the site shows it (``dpadmm_book._book.glued``). A number glued by a
   cell *below* its text is not in the kernel yet when the text renders; for those the edition
   carries the value ``make book`` computed (``site=``), taken from its executed notebook when
   that build was in full mode (the edition's) and the chapter's code has not changed since;
@@ -65,7 +65,7 @@ DOC_ROLE = re.compile(r"\{doc\}`(?:([^`<]*?)\s*<([^`>]+)>|([^`]+))`")
 #: A labelled block: ```{prf:theorem} Title`` / ```{exercise}`` … ``:label: name``; or ``(name)=``.
 LABELLED = re.compile(r"^(`{3,}|:{3,})\{([\w:-]+)\}[ \t]*(.*?)\n((?::[\w-]+:.*\n)*)", re.M)
 #: The line added to a chapter's preamble so that its inline expressions can call ``glued``.
-PREAMBLE_LINE = "from dpadmm_lite._book import glued  # JupyterLab edition: {eval} roles show glued numbers"
+PREAMBLE_LINE = "from dpadmm_book._book import glued  # JupyterLab edition: {eval} roles show glued numbers"
 
 
 def chapter_title(nb: dict, fallback: str) -> str:

@@ -376,7 +376,7 @@ def open_page(server: LabServer, browser, name: str) -> dict:
 
 
 def live_notebooks(root: Path = ROOT) -> list[Path]:
-    """The TOC notebooks whose code has a live panel (``dl.widgets.live(`` or ``widgets.live(``)."""
+    """The TOC notebooks whose code has a live panel (``book.widgets.live(`` or ``widgets.live(``)."""
     import json
 
     from bookbuild.toc import toc_notebooks

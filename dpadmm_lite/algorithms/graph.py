@@ -324,7 +324,7 @@ def free_cores() -> int:
 
 @contextlib.contextmanager
 def parallel_runs(n_jobs: int | None = None):
-    """Run the :func:`dpadmm_lite.sweep.grid` calls inside the block on ``n_jobs`` threads of this process.
+    """Run the :func:`dpadmm_book.sweep.grid` calls inside the block on ``n_jobs`` threads of this process.
 
     ``n_jobs=None`` (default): :func:`free_cores` when the block starts — one thread on a busy
     machine, where a second one only contends for the cores and the GIL (measured: 0.66× at a
@@ -341,7 +341,7 @@ def parallel_runs(n_jobs: int | None = None):
     (``tests/test_graph.py`` checks it bit for bit).
 
     >>> with parallel_runs(2):  # doctest: +SKIP
-    ...     frame = dl.sweep.grid(task, {"epsilon": [1.0, 4.0]}, seeds=range(10), name="runs")
+    ...     frame = book.sweep.grid(task, {"epsilon": [1.0, 4.0]}, seeds=range(10), name="runs")
     """
     import joblib
 

@@ -370,7 +370,7 @@ def shared_products():
     run alone (``tests/test_network.py``); with one thread nothing changes.
 
     >>> with shared_products(), graph.parallel_runs(24):  # doctest: +SKIP
-    ...     frame = dl.sweep.grid(task, {"epsilon": [1.0, 2.0, 4.0, 8.0]}, seeds=range(3), name="runs")
+    ...     frame = book.sweep.grid(task, {"epsilon": [1.0, 2.0, 4.0, 8.0]}, seeds=range(3), name="runs")
     """
     if _SHARING:
         yield _SHARING[-1]

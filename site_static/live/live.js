@@ -2,11 +2,11 @@
 //
 // Loaded only by the pages that have a live panel (site_static/_templates/layout.html, from
 // html_context.dpadmm_live_pages in _config.yml), after config.js (written by
-// tools/bookbuild/live.py: window.DPADMM_LIVE = the panels of dpadmm_lite.live.PANELS and the
+// tools/bookbuild/live.py: window.DPADMM_LIVE = the panels of dpadmm_book.live.PANELS and the
 // bytes the button downloads). Opening the page downloads nothing more: no WebAssembly is fetched
 // until the reader presses the button. Then worker.js starts Python (Pyodide) in a Web Worker,
 // loads numpy, scipy and the book's library from the site itself, and each move of a control
-// calls dpadmm_lite.live.run_panel in Python. The chart is the chapter's static chart: its
+// calls dpadmm_book.live.run_panel in Python. The chart is the chapter's static chart: its
 // Vega-Lite spec without its precomputed sliders, drawn with the live rows (same fields).
 //
 // The panel (div.dpadmm-live) carries data-live-ready once it accepts input, data-live-runs (runs
@@ -136,7 +136,7 @@
   function build(name, panel) {
     var target = document.querySelector('.dpadmm-vega[data-name="' + panel.chart.replace(/"/g, '\\"') + '"]');
     var specNode = target && document.querySelector('script.dpadmm-vega-spec[data-target="' + target.id + '"]');
-    if (!target || !specNode) {  // the chapter's chart was renamed: dpadmm_lite.live.PANELS must follow
+    if (!target || !specNode) {  // the chapter's chart was renamed: dpadmm_book.live.PANELS must follow
       console.error("live panel " + name + ": this page has no chart named " + panel.chart);
       return;
     }

@@ -8,10 +8,10 @@
 //               {type: "merge", id, panel, values, rows}
 // Messages out: {type: "progress", step, of, text}, {type: "bytes", done}, {type: "ready", seconds, phases},
 //               {type: "result", id, result, ms}, {type: "shared", id, rows, ms}, {type: "error", id, message}
-// "share" runs one share of a panel's runs (dpadmm_lite.live.run_share: the arena's field is split between two
+// "share" runs one share of a panel's runs (dpadmm_book.live.run_share: the arena's field is split between two
 // workers); "merge" assembles every share's rows into the panel's result (run_panel(..., shared=rows)).
 // `phases`: the seconds of each loading step (start: Pyodide's core; packages: numpy, scipy and
-// the library's wheel; import: `from dpadmm_lite import live`), which the benchmark prints.
+// the library's wheel; import: `from dpadmm_book import live`), which the benchmark prints.
 "use strict";
 var base = self.location.href.replace(/[^/]*$/, "") + "pyodide/";
 var call = null, share = null, merge = null;
@@ -45,7 +45,7 @@ async function load() {
   progress(3, "importing the library");
   py.runPython([
     "import json",
-    "from dpadmm_lite import live as _live",
+    "from dpadmm_book import live as _live",
     "def _dpadmm_call(panel, values):",
     "    return json.dumps(_live.run_panel(panel, json.loads(values)))",
     "def _dpadmm_share(panel, values, share, shares, costs, assigned):",

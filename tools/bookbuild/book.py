@@ -19,7 +19,7 @@ overwrites the full book ``make book`` built in ``_build/html``.
 with the same site as an uninterrupted build. The staging copy and the results folder are made
 afresh by every build; a kept execution is reused only when it is whole (:mod:`.reuse`: files
 written atomically, ``meta.json`` last, digests checked); a cached sweep only when its file is
-whole (:mod:`dpadmm_lite.sweep`). The site is built into ``<out>/.html.partial`` and swapped into
+whole (:mod:`dpadmm_book.sweep`). The site is built into ``<out>/.html.partial`` and swapped into
 ``<out>/html`` when complete, so a build killed mid-site leaves the previous site (or none),
 never half of one; ``last-build.json`` is written atomically.
 """

@@ -50,7 +50,7 @@ class Exercise:
 
     @property
     def checked(self) -> bool:
-        """Asks for code and has an automatic check from ``dpadmm_lite.exercises``."""
+        """Asks for code and has an automatic check from ``dpadmm_book.exercises``."""
         return bool(self.checks)
 
     @property
@@ -134,7 +134,7 @@ def _dotted(node) -> str | None:
 
 
 def check_calls(code: str, aliases: dict[str, str]) -> list[str]:
-    """The check functions of ``dpadmm_lite.exercises`` that ``code`` calls, as ``"module.check_name"``."""
+    """The check functions of ``dpadmm_book.exercises`` that ``code`` calls, as ``"module.check_name"``."""
     tree = parse_code(code)
     if tree is None:
         return []
@@ -146,7 +146,7 @@ def check_calls(code: str, aliases: dict[str, str]) -> list[str]:
                 continue
             head, _, rest = name.partition(".")
             full = aliases.get(head, head) + (f".{rest}" if rest else "")
-            prefix = "dpadmm_lite.exercises."
+            prefix = "dpadmm_book.exercises."
             if full.startswith(prefix) and full.rsplit(".", 1)[-1].startswith("check_"):
                 found.append(full[len(prefix):])
     return found
@@ -248,7 +248,7 @@ def problems(book: list[Chapter]) -> list[str]:
         if len(ch.exercises) < MIN_EXERCISES:
             out.append(f"{ch.doc}: {len(ch.exercises)} exercises, needs at least {MIN_EXERCISES}")
         if len(ch.checked) < MIN_CHECKED:
-            out.append(f"{ch.doc}: {len(ch.checked)} exercises with a check from dpadmm_lite.exercises, needs at "
+            out.append(f"{ch.doc}: {len(ch.checked)} exercises with a check from dpadmm_book.exercises, needs at "
                        f"least {MIN_CHECKED}")
         for e in ch.exercises:
             if not e.label:

@@ -44,9 +44,9 @@ def answer_table():
 
 
 def check_function(name: str):
-    """The check ``"module.check_name"`` of ``dpadmm_lite.exercises``."""
+    """The check ``"module.check_name"`` of ``dpadmm_book.exercises``."""
     module, _, function = name.rpartition(".")
-    return getattr(importlib.import_module(f"dpadmm_lite.exercises.{module}"), function)
+    return getattr(importlib.import_module(f"dpadmm_book.exercises.{module}"), function)
 
 
 def mistake_messages(name: str, table=None) -> list[str]:

@@ -85,7 +85,7 @@ def lite_markdown(source: str, here: str, book: "Book") -> str:
     So, at build time: citations become the site's author–year text, references to another
     chapter links to its notebook and to the same chapter its name in plain text (as ``make lab``
     writes them, ``tools/lab.py``), and a glued number its name in code font — the cell that
-    computes it shows ``name = value`` (``dpadmm_lite._outputs.glue``)."""
+    computes it shows ``name = value`` (``dpadmm_book._outputs.glue``)."""
     import lab
 
     source = lab.GLUE_ROLE.sub(lambda m: f"`{m.group(1)}`", source)
@@ -194,7 +194,7 @@ def build(html: Path, edition: str = "book", *, work: Path | None = None) -> dic
     """Write the Lite edition into ``html/lite`` (see the module docstring); ``html`` must have the
     live panels' Pyodide (``_static/live/pyodide``). Returns what was built: ``download`` (bytes a
     chapter's launch fetches at most, before the notebook's first run), ``files``, ``seconds``."""
-    from dpadmm_lite.viz._widget import bundle_source
+    from dpadmm_book.viz._widget import bundle_source
 
     start = time.perf_counter()
     html = Path(html).resolve()

@@ -77,14 +77,15 @@ KERNEL_WHEELS = {
 MARKUPSAFE = ("3.0.2", "ee55d3edf80167e48ea11a923c7386f4669df67d7994554387f84e7d8b0a2bf0")
 #: The JupyterLite edition's lock (beside Pyodide's files, which it shares with the live panels).
 LITE_LOCK = "pyodide-lock-lite.json"
-#: What ``import dpadmm_lite`` needs loaded in the Lite kernel: the live panels' three, and what the
-#: library imports lazily (charts, widgets, frames, sweeps), which Pyodide cannot see in a cell.
+#: What the chapters' ``import dpadmm_lite`` and ``import dpadmm_book`` need loaded in the Lite kernel: the live
+#: panels' three, and what the book's package imports lazily (charts, widgets, frames, sweeps), which Pyodide
+#: cannot see in a cell.
 LITE_DEPENDS = [*REQUIRES, "pandas", "altair", "anywidget", "ipywidgets", "joblib", "tqdm"]
 #: ``myst_nb`` in the browser: the chapters' ``from myst_nb import glue`` imports the library's
 #: fallback (myst_nb itself needs Sphinx and does not run in Pyodide). In the Lite wheel only.
 MYST_NB_SHIM = (b'"""The book\'s glue in the JupyterLite edition (myst_nb needs Sphinx, which Pyodide lacks): '
-                b'dpadmm_lite._book.glue\nshows each glued value in the notebook instead."""\n\n'
-                b"from dpadmm_lite._book import glue\n\n__all__ = [\"glue\"]\n")
+                b'dpadmm_book._book.glue\nshows each glued value in the notebook instead."""\n\n'
+                b"from dpadmm_book._book import glue\n\n__all__ = [\"glue\"]\n")
 
 
 def _pypi_files(cache: Path, specs: list[tuple[str, str, str]], binary: bool) -> dict[str, Path]:
@@ -203,13 +204,13 @@ def install_kernel(html: Path, *, vega_bundle: str, npm_dir: Path = NPM_DIR, cac
         name, version = file_name.split("-")[:2]
         name = name.replace("_", "-")
         lock["packages"][name] = _lock_entry(name, version, file_name, data, imports, depends)
-    js = ROOT / "dpadmm_lite" / "viz" / "js"
-    extra = {f"dpadmm_lite/viz/js/{p.name}": p.read_bytes() for p in sorted(js.glob("*.js"))}
-    extra["dpadmm_lite/viz/js/vega-bundle.js"] = vega_bundle.encode()
+    js = ROOT / "dpadmm_book" / "viz" / "js"
+    extra = {f"dpadmm_book/viz/js/{p.name}": p.read_bytes() for p in sorted(js.glob("*.js"))}
+    extra["dpadmm_book/viz/js/vega-bundle.js"] = vega_bundle.encode()
     extra["myst_nb/__init__.py"] = MYST_NB_SHIM
     wheel_name, wheel, version = library_wheel(local="lite", extra=extra)
     files[wheel_name] = wheel
-    lock["packages"][WHEEL_NAME] = _lock_entry(WHEEL_NAME, version, wheel_name, wheel, ["dpadmm_lite", "myst_nb"],
+    lock["packages"][WHEEL_NAME] = _lock_entry(WHEEL_NAME, version, wheel_name, wheel, ["dpadmm_lite", "dpadmm_book", "myst_nb"],
                                                LITE_DEPENDS)
     closure(lock, lock["packages"])  # every dependency is in the lock (LiveBuildError otherwise)
     for file_name, data in files.items():

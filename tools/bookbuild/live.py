@@ -20,7 +20,7 @@ reader presses its button (nothing is loaded before), all checked at build time:
   numpy, scipy, OpenBLAS, threadpoolctl BSD, taken from the wheels themselves).
 
 ``html/_static/live/config.js`` then tells the page (``site_static/live/live.js``) the panels
-(:data:`dpadmm_lite.live.PANELS`) and how many bytes the button will download.
+(:data:`dpadmm_book.live.PANELS`) and how many bytes the button will download.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ DATA = ("data/adult.npz", "data/feature_graphs.npz", "data/reference_optima.npz"
         "data/README.md")
 CACHE = BUILD / "live-cache"
 WHEEL_NAME = "dpadmm-lite"
+#: The import packages in that wheel: the library and the book's instruments (the live panels are ``dpadmm_book.live``).
+PACKAGES = ("dpadmm_lite", "dpadmm_book")
 #: Fixed time stamp of the wheel's entries (a reproducible wheel: same sources, same bytes).
 _EPOCH = (2020, 1, 1, 0, 0, 0)
 
@@ -168,8 +170,8 @@ def trimmed_wheel(data: bytes, package: str, drop) -> bytes:
 
 def library_wheel(root: Path = ROOT, *, local: str = "", extra: dict[str, bytes] | None = None
                   ) -> tuple[str, bytes, str]:
-    """The library's own pure-Python wheel (its ``.py`` files and :data:`DATA`, the data the live
-    panels load), built reproducibly: (file name, bytes, version).
+    """The library's own pure-Python wheel (the ``.py`` files of :data:`PACKAGES` and :data:`DATA`, the data the
+    live panels load), built reproducibly: (file name, bytes, version).
 
     ``local`` (e.g. ``"lite"``) makes the version ``<version>+<local>``, a second wheel beside the
     first; ``extra`` adds members (path in the wheel → bytes): the JupyterLite edition's wheel
@@ -180,7 +182,7 @@ def library_wheel(root: Path = ROOT, *, local: str = "", extra: dict[str, bytes]
     if local:
         version = f"{version}+{local}"
     dist = f"dpadmm_lite-{version}.dist-info"
-    sources = sorted([*(p for p in (root / "dpadmm_lite").rglob("*.py") if "__pycache__" not in p.parts),
+    sources = sorted([*(p for package in PACKAGES for p in (root / package).rglob("*.py") if "__pycache__" not in p.parts),
                       *(root / "dpadmm_lite" / name for name in DATA)])
     entries = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in sources]
     entries += sorted((extra or {}).items())
@@ -190,7 +192,7 @@ def library_wheel(root: Path = ROOT, *, local: str = "", extra: dict[str, bytes]
                                          "Requires-Dist: threadpoolctl\n").encode()))
     entries.append((f"{dist}/WHEEL", b"Wheel-Version: 1.0\nGenerator: dpadmm-book\nRoot-Is-Purelib: true\n"
                                      b"Tag: py3-none-any\n"))
-    entries.append((f"{dist}/top_level.txt", b"dpadmm_lite\n"))
+    entries.append((f"{dist}/top_level.txt", "".join(f"{package}\n" for package in PACKAGES).encode()))
     record = "".join(
         f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
         for name, data in entries) + f"{dist}/RECORD,,\n"
@@ -245,7 +247,7 @@ def licences(files: dict[str, bytes]) -> str:
 def install(html: Path, *, npm_dir: Path = NPM_DIR, cache: Path = CACHE) -> dict:
     """Write the live panels' files into ``html/_static/live`` (see the module docstring) and
     return the manifest (file → size and sha256; ``download``: the bytes a first visit fetches)."""
-    from dpadmm_lite.live import PANELS
+    from dpadmm_book.live import PANELS
 
     core = npm_core(npm_dir)
     lock = json.loads((core / "pyodide-lock.json").read_text())
@@ -265,7 +267,7 @@ def install(html: Path, *, npm_dir: Path = NPM_DIR, cache: Path = CACHE) -> dict
         site_lock["packages"][name]["sha256"] = sha256(files[site_lock["packages"][name]["file_name"]])
     site_lock["packages"][WHEEL_NAME] = {
         "name": WHEEL_NAME, "version": version, "file_name": wheel_name, "install_dir": "site",
-        "sha256": sha256(wheel), "package_type": "package", "imports": ["dpadmm_lite"],
+        "sha256": sha256(wheel), "package_type": "package", "imports": list(PACKAGES),
         "depends": list(REQUIRES), "unvendored_tests": False, "shared_library": False,
     }
     out = html / "_static" / "live" / "pyodide"

@@ -36,7 +36,7 @@ from .toc import ROOT
 
 #: The files besides the notebook that an execution reads: the library (code and data), the
 #: build tools that execute and post-process notebooks, and the package's declared dependencies.
-INPUTS = ("dpadmm_lite", "tools/bookbuild/stage.py", "tools/bookbuild/progress.py", "pyproject.toml")
+INPUTS = ("dpadmm_lite", "dpadmm_book", "tools/bookbuild/stage.py", "tools/bookbuild/progress.py", "pyproject.toml")
 #: Files that are not inputs (caches written by running the code).
 SKIP = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints"}
 

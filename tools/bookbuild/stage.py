@@ -142,9 +142,9 @@ def _prepare_for_site(path: Path) -> None:
 def _site_version(output: dict) -> dict:
     """``output`` as the static site shows it: its data replaced by the version for the site it
     carries in ``metadata["dpadmm"]["site"]`` (mime type → text, written by
-    ``dpadmm_lite.exercises.Feedback``), if any; else unchanged."""
+    ``dpadmm_book.exercises.Feedback``), if any; else unchanged."""
     metadata = output.get("metadata") or {}
-    site = (metadata.get("dpadmm") or {}).get("site")  # dpadmm_lite.exercises.SITE_MIME_KEY
+    site = (metadata.get("dpadmm") or {}).get("site")  # dpadmm_book.exercises.SITE_MIME_KEY
     if not site:
         return output
     return {**output, "data": dict(site), "metadata": {k: v for k, v in metadata.items() if k != "dpadmm"}}
@@ -213,4 +213,4 @@ def vendor_javascript(target: Path) -> None:
         else:
             shutil.copy2(source, copy)
     # Slider readouts that show grid values: one file for the site and the JupyterLab chart widget.
-    shutil.copy2(ROOT / "dpadmm_lite" / "viz" / "js" / "readouts.js", target / "dpadmm-readouts.js")
+    shutil.copy2(ROOT / "dpadmm_book" / "viz" / "js" / "readouts.js", target / "dpadmm-readouts.js")

@@ -70,7 +70,7 @@ def stale_reasons(stage: Path, mode: str, root: Path = ROOT) -> list[str]:
         staged = stage / name
         if not staged.exists() or staged.read_text() != (root / name).read_text():
             reasons.append(f"{name} changed since the book was built")
-    library = max(p.stat().st_mtime for p in (root / "dpadmm_lite").rglob("*.py"))
+    library = max(p.stat().st_mtime for package in ("dpadmm_lite", "dpadmm_book") for p in (root / package).rglob("*.py"))
     for source in toc_notebooks(root):
         staged = stage / source.relative_to(root)
         if not staged.exists():
