@@ -9,6 +9,7 @@ site-packages of this one); a script there, in isolated mode (``python -I``: no 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -52,8 +53,13 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([str(UV), "build", "--wheel", "--quiet", "--out-dir", str(out), str(ROOT)], check=True,
+    """The wheel, built from a copy of the sources (setuptools writes build/ and *.egg-info where it builds)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    for package in ("dpadmm_lite", "dpadmm_book"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    subprocess.run([str(UV), "build", "--wheel", "--quiet", "--out-dir", str(out), str(source)], check=True,
                    capture_output=True, text=True)
     (found,) = out.glob("dpadmm_lite-*.whl")
     return found
