@@ -29,6 +29,7 @@ LANES: dict[str, tuple[str, ...]] = {
         "test_chen_lee.py",
         "test_cyffers.py",
         "test_datasets.py",
+        "test_docstrings.py",
         "test_graph.py",
         "test_huang_baseline.py",
         "test_layout.py",
