@@ -27,6 +27,7 @@ LANES: dict[str, tuple[str, ...]] = {
     "lib": (
         "test_accounting_gdp.py",
         "test_chen_lee.py",
+        "test_comments.py",
         "test_cyffers.py",
         "test_datasets.py",
         "test_docstrings.py",
