@@ -37,9 +37,9 @@ lower is better), and every effect — in a chapter (:func:`describe`) and in th
 
 Verdicts are never typed: :func:`record` computes them, stores the numbers they follow from and
 returns the verdict (a chapter quotes it with ``glue``); :func:`problems` recomputes them from a
-stored record. The form of the first edition (``measured={key: mean}``, ``tests={name: (lhs, op,
-rhs)}``, strict comparisons of means) still records, so that a chapter runs until it is migrated;
-the table shows such a record as :data:`NO_INTERVAL` and counts it as inconclusive.
+stored record. A record of means only (``measured={key: mean}``, ``tests={name: (lhs, op,
+rhs)}``, strict comparisons of means) is read and written too; having no interval, the table
+shows it as :data:`NO_INTERVAL` and counts it as inconclusive.
 
 :data:`EXPECTED` lists the claims of the five papers the book must test; :func:`table` turns the
 records into the reproducibility table (an expected claim with no record shows as
@@ -80,8 +80,8 @@ NOT_TESTABLE = "not testable at this setting"
 VERDICTS = ("holds", "does not hold here", "inconclusive", "at the trivial model", NOT_TESTABLE)
 #: A comparison's outcomes (a trivial comparison keeps its outcome but decides nothing).
 OUTCOMES = ("holds", "does not hold", "inconclusive")
-#: What the table says of a record in the first edition's form (means only): no interval, so it
-#: counts as inconclusive; its old verdict (strict comparisons of means) is shown beside it.
+#: What the table says of a record of means only: no interval, so it counts as inconclusive; its
+#: verdict by strict comparisons of means (one of :data:`OLD_VERDICTS`) is shown beside it.
 NO_INTERVAL = "no interval"
 OLD_VERDICTS = ("holds", "holds partly", "does not hold here")
 #: What the reproducibility table says of an expected claim that no executed chapter recorded.
@@ -476,7 +476,7 @@ def verdict_rule(comparisons: Mapping[str, Mapping]) -> str:
     return "inconclusive"
 
 
-# ----------------------------------------------------------------------------- the first edition
+# ----------------------------------------------------------------------------- records of means only
 def _value(measured: dict, term):
     if isinstance(term, str):
         if term not in measured:
@@ -486,10 +486,10 @@ def _value(measured: dict, term):
 
 
 def verdict_of(measured: dict, tests: dict) -> str:
-    """The first edition's verdict (no interval): ``tests`` (name → (lhs, op, rhs), a side a key
-    of ``measured`` or a number) as strict comparisons of means — ``"holds"`` when all are true,
-    ``"does not hold here"`` when none is, ``"holds partly"`` otherwise. Kept for records not yet
-    migrated; a new record is decided by :func:`evaluate`."""
+    """The verdict of a record of means only (no interval): ``tests`` (name → (lhs, op, rhs), a
+    side a key of ``measured`` or a number) as strict comparisons of means — ``"holds"`` when all
+    are true, ``"does not hold here"`` when none is, ``"holds partly"`` otherwise. A record with
+    per-seed samples is decided by :func:`evaluate`."""
     if not tests:
         raise ValueError("tests must hold at least one comparison")
     outcomes = []
@@ -672,8 +672,8 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
     note
         What the reader should know beyond the verdict (settings, caveats).
     measured
-        The first edition's form (key → mean, ``tests`` triples compared strictly): kept for
-        chapters not yet migrated; give ``samples`` and ``seeds`` instead.
+        A record of means only (key → mean, ``tests`` triples compared strictly), which no
+        interval decides; give ``samples`` and ``seeds`` instead.
     preconditions
         name → :func:`learns` / :func:`given`. If any fails, the verdict is :data:`NOT_TESTABLE`
         and the record keeps each failed precondition with its reason; the comparisons are still
@@ -697,7 +697,7 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{name} must be a non-empty string, got {value!r}")
     if (measured is None) == (samples is None):
-        raise ValueError("give samples= (one value per seed, with seeds=) or, in the old form, measured=; not both")
+        raise ValueError("give samples= (one value per seed, with seeds=) or, for a record of means only, measured=; not both")
     meta = _meta(question, unit, sided, design, over)
     if measured is not None:
         if preconditions:
@@ -822,8 +822,8 @@ def problems(entry: dict, *, min_seeds: int = MIN_SEEDS) -> list[str]:
     Missing fields, too few seeds (fewer than ``min_seeds``; the published build passes
     :data:`MIN_SEEDS_FULL`), samples that are not one finite number per seed, a key shown as a
     variable name, and above all stored intervals or a verdict that the record's own samples do
-    not give (a typed verdict, or numbers edited after the run). A record in the first edition's
-    form is checked by its own rule (:func:`verdict_of`).
+    not give (a typed verdict, or numbers edited after the run). A record of means only is checked
+    by its own rule (:func:`verdict_of`).
     """
     base = ("id", "chapter", "paper", "claim", "where", "tests", "verdict")
     fields = base + (("measured",) if _is_old(entry) else
@@ -955,10 +955,9 @@ def _question(entry: Mapping) -> str:
 
 
 def evidence(entry: dict):
-    """One row per comparison of a record (an interval record; empty for the first edition's
-    form): the comparison, what is compared, the effect in the claimed direction with its
-    interval (for a difference: positive = as claimed; for a ratio: the factor), its outcome and
-    whether it is trivial.
+    """One row per comparison of a record (empty for a record of means only): the comparison,
+    what is compared, the effect in the claimed direction with its interval (for a difference:
+    positive = as claimed; for a ratio: the factor), its outcome and whether it is trivial.
 
     Returns
     -------
@@ -1159,7 +1158,7 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
     :data:`NOT_TESTED` when no chapter recorded it; every other record (a claim a chapter found)
     gets a row too. The verdict shown is recomputed from the record; a record with
     :func:`problems` (at ``min_seeds``) is shown as ``"inconsistent record"`` (and fails the
-    test suite), one in the first edition's form as :data:`NO_INTERVAL`.
+    test suite), one of means only as :data:`NO_INTERVAL`.
 
     Returns
     -------
@@ -1170,7 +1169,7 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
         :func:`describe` words it; ``tally``: the comparisons' outcomes; ``toward``: how many point
         the claimed way; ``split``: where a statement over a range holds and reverses;
         ``preconditions``: "met", or the failed ones with their reasons; ``question``: "paper" or
-        "book"; ``old_verdict``: a first-edition record's own verdict), papers in book order.
+        "book"; ``old_verdict``: the verdict by means of a record of means only), papers in book order.
     """
     import pandas as pd
 
@@ -1216,7 +1215,7 @@ STATUS_COLOURS = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive"
 def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
     """A forest plot of a record's comparisons: one row each, the effect in the claimed
     direction with its 95 % interval, a line at zero (a factor's bound, a paper's range as a
-    band), coloured by outcome, trivial ones grey. ``None`` for a first-edition record (no
+    band), coloured by outcome, trivial ones grey. ``None`` for a record of means only (no
     interval). Differences and factors get separate panels (their scales differ)."""
     import altair as alt
 
