@@ -59,7 +59,7 @@ extra: ``pip install "dpadmm-lite[dask]"``.
 * the library counts as a whole: every file of ``dpadmm_lite`` and ``dpadmm_book`` (their code and the data
   they ship) as this process imported it, its version, the Python, numpy, scipy and pandas
   versions, and any algorithm registered from outside the library. (When the files change on
-  disk after the import, a kernel still runs the old code: its results are then returned but
+  disk after the import, a kernel still runs the code it imported: its results are then returned but
   not cached, with a :class:`CacheWarning`.)
 * the library's state since its import (:mod:`dpadmm_book._state`): every public module-level
   value of the library, every function and class it defines, its classes' attributes and its
@@ -99,7 +99,7 @@ empties the ``lru_cache``'d helpers and cached properties its task reaches whose
 from the last sweep that ran with them, or that gained entries since (see
 :func:`_empty_stale_memos`), and the library's own ``lru_cache`` memos when the library's state
 differs from the last sweep's. Not seen: a library memo filled outside a sweep while the
-library's state was changed and then restored, an ``lru_cache`` emptied by hand and refilled to
+library's state differed from its import and was then restored, an ``lru_cache`` emptied by hand and refilled to
 the same counts under values changed and then restored between two sweeps, and a library
 object's private memo (a problem's reference optimum) computed before its arrays were changed in
 place. A value that cannot be hashed by content (a lock, an open file, a generator, a widget)
@@ -271,9 +271,9 @@ def grid(
         backend, _ = joblib.parallel.get_active_backend()
         batch_size = DASK_BATCH_SIZE if type(backend).__name__ == "DaskDistributedBackend" else "auto"
         # seed by seed: every setting of the first seed, then of the next. The runs of one seed share its deal
-        # of the records to the agents, which the algorithms keep from one run to the next (a star run of
-        # Huang et al.'s chapter restacked 40,000 records at each new deal: 0.21 s a run with the seeds
-        # innermost, 0.17 s seed by seed); the frame is in grid order all the same
+        # of the records to the agents, which the algorithms keep from one run to the next (a star run
+        # restacks every record at each new deal, so seed by seed it restacks once per seed, not once per
+        # run); the frame is in grid order all the same
         order = sorted(range(len(settings)), key=lambda i: i % len(seeds))
         done = joblib.Parallel(n_jobs=n_jobs, return_as="generator", batch_size=batch_size)(
             joblib.delayed(shipped)(**settings[i]) for i in order)
@@ -351,10 +351,9 @@ def _cluster_from_environment(n_jobs):
     return joblib.parallel_config(backend="dask", client=client)
 
 
-#: Runs per Dask task: one (a Dask task costs milliseconds, a run far more). The arena's full
-#: tuning sweep took 36.4 s on 2 workers with one run a task and 48.1 s with joblib's automatic
-#: batches (146 tasks of up to 8 runs), both with the workers evenly busy, in one measurement at
-#: load 4-5 (benchmarks/dask_sweep.py --auto-batches; docs/benchmarks.md).
+#: Runs per Dask task: one (a Dask task costs far less than a run, so batching runs saves little, and
+#: the arena's tuning sweep ran slower with joblib's automatic batches than with one run a task:
+#: benchmarks/dask_sweep.py --auto-batches, docs/benchmarks.md).
 DASK_BATCH_SIZE: int | str = 1
 
 
@@ -400,10 +399,9 @@ def prepare_worker() -> bool:
     ``distributed.nanny.pre-spawn-environ``, to hand memory back to the OS). Setting it also
     switches off glibc's dynamic mmap threshold, so every array above 128 KiB is a fresh
     ``mmap`` whose pages are faulted in and zeroed at each use, and every free is an
-    ``munmap``. A numpy-heavy run then pays more in page faults than in arithmetic: measured on
-    the arena's Adult runs (8,000 × 104, 100 iterations; ``benchmarks/dask_sweep.py --per-run``),
-    1.25–2.1× the CPU time of the same run in a plain process (federated private ADMM 0.27 s →
-    0.57 s, 91 k page faults instead of none). The worker's thresholds are set with ``mallopt``
+    ``munmap``. A numpy-heavy run then pays more in page faults than in arithmetic (the arena's
+    Adult runs in a worker against a plain process: ``benchmarks/dask_sweep.py --per-run``,
+    docs/benchmarks.md). The worker's thresholds are set with ``mallopt``
     (:func:`dpadmm_lite._memory.keep_freed_memory`) to the values glibc reaches by itself in a plain
     process: a worker keeps up to 64 MiB of freed memory per malloc arena for reuse. Called by
     :func:`grid` in each worker process before its first task; returns whether the thresholds were

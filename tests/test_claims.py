@@ -1,5 +1,5 @@
 """The claims record: verdicts follow from per-seed numbers through paired intervals, never from a
-typed word; the first edition's records (means only) still load."""
+typed word; a record of means only still loads."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ def test_problems_catches_a_typed_verdict_and_tampered_numbers(results):
     interval["comparisons"]["A beats B"]["low"] = -0.5  # a widened interval
     assert any("stored as" in p for p in claims.problems(interval))
     unknown = json.loads(json.dumps(entry))
-    unknown["verdict"] = "holds partly"  # the first edition's word is not a verdict of an interval record
+    unknown["verdict"] = "holds partly"  # a means-only verdict is not a verdict of an interval record
     assert any("not one of" in p for p in claims.problems(unknown))
     assert any("10 distinct seeds" in p for p in claims.problems(entry, min_seeds=claims.MIN_SEEDS_FULL + 1))
     assert "missing" in claims.problems({"id": "x", "samples": {}})[0]
@@ -247,7 +247,7 @@ def test_problems_flags_an_unlabelled_internal_key(results):
     assert any("variable names" in p for p in claims.problems(entry))
 
 
-# ---------------------------------------------------------------------- the first edition's form
+# ---------------------------------------------------------------------- records of means only
 def test_the_old_form_still_records_and_loads(results):
     measured = {"a": 0.9, "b": 0.8, "c": 0.95}
     assert claims.record("t.one", chapter="t", paper="P", claim="a beats b", where="s", measured=measured,

@@ -16,7 +16,7 @@ HUANG2019_LAM, HUANG2019_RHO = 1e-6, 0.1
 
 @functools.lru_cache(maxsize=1)
 def _adult():
-    """Adult, read once for both regularisers (reading it took 160 ms in the browser)."""
+    """Adult, read once for both regularisers (reading it is slow in the browser)."""
     return datasets.load_adult()
 
 

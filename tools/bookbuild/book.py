@@ -172,9 +172,9 @@ def _bytecode_kept(prefix: Path):
     keep the bytecode they compile, in ``prefix`` (``PYTHONPYCACHEPREFIX``: nothing is written beside the
     sources); a prefix the user set is kept. Restored on the way out.
 
-    Where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's default) every process compiled every module it
-    imported anew: the imports of a chapter's first cell took 7.1 s so, and 3.3 s from kept bytecode
-    (measured here), for each of the nine kernels, Jupyter Book and the JupyterLite build.
+    Where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's default) every process would compile every module
+    it imports anew, and the imports of a chapter's first cell would pay that again in each of the nine kernels,
+    Jupyter Book and the JupyterLite build; kept bytecode lets all of them share one compilation.
     """
     saved = {name: os.environ.get(name) for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     saved_flags = sys.dont_write_bytecode, sys.pycache_prefix

@@ -4,7 +4,7 @@ Each notebook runs in a worker process under papermill with the engine of this m
 reports every finished cell on a queue; the build's main process reads the queue and prints one
 line when a chapter starts or finishes and at most every ``every`` seconds in between::
 
-    [ 3:05 | about 6 min left] 4/11 done · running arena (cell 23/61), huang2019 (cell 40/52)
+    [ 3:05 | about N min left] 4/11 done · running arena (cell 23/61), huang2019 (cell 40/52)
 
 The estimate comes from the previous build of the same mode (``<out>/last-build.json``: seconds
 per notebook); for a notebook without one, from the share of its cells already run. The kernels'
