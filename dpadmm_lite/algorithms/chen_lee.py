@@ -53,6 +53,7 @@ import numpy as np
 
 from .. import _validate as check
 from .. import mechanisms
+from ..problems import Problem
 from ..registry import register
 from ..trace import PrivacyEvent, Trace, from_iterates
 from ._blas import single_blas_thread
@@ -234,8 +235,9 @@ _DOC = """
 @register("ssadmm", paper="chen2020", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING,
           description="ssADMM: stochastic linearised ADMM for x = y with a noisy minibatch gradient and "
                       "amplification by sampling (Chen & Lee 2020; Liu et al.'s DP-ADMM baseline)")
-def ssadmm(problem, *, epsilon, delta, rho, iterations, seed, batch_size=None, eta=None, clip=None, output="tail",
-           record_every=1) -> Trace:
+def ssadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+           batch_size: int | None = None, eta: float | None = None, clip: float | None = None, output: str = "tail",
+           record_every: int = 1) -> Trace:
     """ssADMM (Chen & Lee 2020, as the book reconstructs it; module doc): noisy minibatch gradient, x = y."""
     return _run(problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
                 batch_size=batch_size, eta=eta, clip=clip, output=output, record_every=record_every, private=True)
@@ -243,8 +245,9 @@ def ssadmm(problem, *, epsilon, delta, rho, iterations, seed, batch_size=None, e
 
 @register("sladmm", paper="chen2020", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING,
           description="Stochastic linearised ADMM for x = y (ssADMM without noise; Ouyang et al. 2013)")
-def sladmm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, batch_size=None, eta=None,
-           clip=None, output="tail", record_every=1) -> Trace:
+def sladmm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0, iterations: int = 100,
+           seed: int = 0, batch_size: int | None = None, eta: float | None = None, clip: float | None = None,
+           output: str = "tail", record_every: int = 1) -> Trace:
     """Stochastic linearised ADMM (ssADMM with σ = 0): the non-private twin of :func:`ssadmm`.
 
     Exactly the code of :func:`ssadmm` with no noise; ``epsilon`` must be ``math.inf``.

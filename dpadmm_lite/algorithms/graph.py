@@ -90,7 +90,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import scipy.linalg.blas
@@ -775,8 +775,9 @@ def solved_loss(data: LocalData, solution: LocalSolution) -> np.ndarray:
           tasks=("logistic-l2", "logistic-l1", "lasso"), tuning={"rho": (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)})
 @one_blas_thread
 def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
-               iterations: int = 100, seed: int = 0, topology="ring", n_agents: int | None = None,
-               sizes=None, owner=None, inner_tol: float = 1e-9, max_inner: int | None = None) -> Trace:
+               iterations: int = 100, seed: int = 0, topology: str | topologies.Topology = "ring",
+               n_agents: int | None = None, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+               inner_tol: float = 1e-9, max_inner: int | None = None) -> Trace:
     """Consensus ADMM over a network: Zhang & Zhu (2017), Algorithm 1, eqs. (9)–(11).
 
     Parameters

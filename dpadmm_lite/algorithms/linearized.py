@@ -78,6 +78,7 @@ import scipy.sparse
 
 from .. import _validate as check
 from .. import mechanisms
+from ..problems import Problem
 from ..registry import register
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import single_blas_thread
@@ -499,8 +500,9 @@ _COMMON_DOC = """
 @register("dp_admm", paper="xu2020", private=True, setting="centralized",
           description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)",
           tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
-def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-            calibration="accountant", clip=None, record_every=1) -> Trace:
+def dp_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+            eta: float | None = None, gamma: float | str | None = None, mu: float = 0.5,
+            calibration: str = "accountant", clip: float | None = None, record_every: int = 1) -> Trace:
     """DP-ADMM (Xu et al. 2020, Algorithm 2): linearized ADMM with gradient perturbation.
 
     For t = 1 … T::
@@ -530,8 +532,10 @@ def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=N
 @register("dp_acc_admm", paper="xu2020", private=True, setting="centralized",
           description="DP-AccADMM: DP-ADMM with Nesterov extrapolation of x and u (Xu et al. 2020, Alg. 3)",
           tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
-def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-                calibration="accountant", clip=None, restart=False, record_every=1) -> Trace:
+def dp_acc_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+                eta: float | None = None, gamma: float | str | None = None, mu: float = 0.5,
+                calibration: str = "accountant", clip: float | None = None, restart: bool = False,
+                record_every: int = 1) -> Trace:
     """DP-AccADMM (Xu et al. 2020, Algorithm 3): DP-ADMM with a Nesterov step on x and u.
 
     With ``x̂₀ = x₀``, ``û₀ = u₀`` and ``θ₁ = 1``, for t = 1 … T: lines 2–4 of Algorithm 2 taken
@@ -574,8 +578,10 @@ def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gam
 
 @register("admm_linearized", paper="xu2020", private=False, setting="centralized",
           description="Linearized ADMM for Ax + By = c (Xu et al. 2020, Alg. 2 without noise)")
-def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-                    gamma=None, mu=0.5, calibration="accountant", clip=None, record_every=1) -> Trace:
+def admm_linearized(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+                    iterations: int = 100, seed: int = 0, eta: float | None = None, gamma: float | str | None = None,
+                    mu: float = 0.5, calibration: str = "accountant", clip: float | None = None,
+                    record_every: int = 1) -> Trace:
     """Linearized ADMM (Xu et al. 2020, Algorithm 2 with σ = 0): the non-private twin of ``dp_admm``.
 
     Exactly the code of :func:`dp_admm` with no noise; ``epsilon`` must be ``math.inf``.
@@ -591,8 +597,10 @@ def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iteration
 @register("acc_admm", paper="xu2020", private=False, setting="centralized",
           description="Accelerated linearized ADMM, Nesterov step on x and u (Xu et al. 2020, Alg. 3 without "
                       "noise; cf. Goldstein et al. 2014)")
-def acc_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-             gamma=None, mu=0.5, calibration="accountant", clip=None, restart=False, record_every=1) -> Trace:
+def acc_admm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+             iterations: int = 100, seed: int = 0, eta: float | None = None, gamma: float | str | None = None,
+             mu: float = 0.5, calibration: str = "accountant", clip: float | None = None, restart: bool = False,
+             record_every: int = 1) -> Trace:
     """Accelerated linearized ADMM (Xu et al. 2020, Algorithm 3 with σ = 0): twin of ``dp_acc_admm``.
 
     Exactly the code of :func:`dp_acc_admm` with no noise; ``epsilon`` must be ``math.inf``. See

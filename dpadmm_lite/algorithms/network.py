@@ -72,6 +72,7 @@ import numpy as np
 from .. import _memory
 from .. import _validate as check
 from .. import accounting, mechanisms
+from .. import topology as topologies
 from ..privacy import PrivacyEvent, PrivacyGuarantee
 from ..problems import Problem
 from ..registry import register
@@ -482,8 +483,9 @@ def run_many(runs: Sequence[Mapping], problems: Sequence[Problem] | Problem, *, 
 @one_blas_thread
 @_sharing_products
 def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
-              seed: int = 0, topology="ring", n_agents: int | None = None, sizes=None, owner=None,
-              calibration: str = "accountant", alpha_schedule=None, zeta_rule: str = "proof",
+              seed: int = 0, topology: str | topologies.Topology = "ring", n_agents: int | None = None,
+              sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+              calibration: str = "accountant", alpha_schedule: np.ndarray | None = None, zeta_rule: str = "proof",
               min_local_size: int = 1, inner_tol: float = 1e-9, max_inner: int = 100) -> Trace:
     """Dual variable perturbation over a network: Zhang & Zhu (2017), Algorithm 2, eqs. (13)–(16).
 
@@ -610,8 +612,9 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
 @one_blas_thread
 @_sharing_products
 def pvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
-              seed: int = 0, topology="ring", n_agents: int | None = None, sizes=None, owner=None,
-              calibration: str = "accountant", alpha_schedule=None, neighbour_term: str = "text",
+              seed: int = 0, topology: str | topologies.Topology = "ring", n_agents: int | None = None,
+              sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+              calibration: str = "accountant", alpha_schedule: np.ndarray | None = None, neighbour_term: str = "text",
               zeta_rule: str = "proof", min_local_size: int = 1, inner_tol: float = 1e-9,
               max_inner: int = 100) -> Trace:
     """Primal variable perturbation over a network: Zhang & Zhu (2017), Algorithm 3, eqs. (18)–(23).

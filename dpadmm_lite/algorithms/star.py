@@ -98,6 +98,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse
@@ -105,7 +106,7 @@ from scipy.special import expit
 
 from .. import _validate as check
 from .. import datasets, mechanisms
-from ..problems import Agents, count_work, make_agents, paused
+from ..problems import Agents, Problem, count_work, make_agents, paused
 from ..registry import register
 from ..trace import PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import one_blas_thread
@@ -766,8 +767,10 @@ CALIBRATIONS = ("accountant", "paper")
 @register("admm_star", paper="huang2019", private=False, setting="star",
           description="Consensus ADMM over a star, exact local minimisation (Huang et al. 2019, Alg. 1)")
 @one_blas_thread
-def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, n_agents=100,
-              sizes=None, owner=None, inner_tol=1e-9, max_inner=50, record_every=1) -> Trace:
+def admm_star(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+              iterations: int = 100, seed: int = 0, n_agents: int = 100, sizes: str | Sequence[int] | None = None,
+              owner: np.ndarray | None = None, inner_tol: float = 1e-9, max_inner: int = 50,
+              record_every: int = 1) -> Trace:
     """Non-private ADMM over a star network (Huang et al. 2019, Algorithm 1).
 
     Each agent minimises its augmented Lagrangian (6) exactly; the aggregator averages. This is
@@ -797,8 +800,10 @@ def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
           description="ADMM with primal variable perturbation over a star (Huang et al. 2019, Alg. 2)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.1, 1.0, 10.0)})
 @one_blas_thread
-def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-             inner_tol=1e-9, max_inner=50, calibration="accountant", record_every=1) -> Trace:
+def pvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+             n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+             inner_tol: float = 1e-9, max_inner: int = 50, calibration: str = "accountant",
+             record_every: int = 1) -> Trace:
     """ADMM with primal variable perturbation, PVP (Huang et al. 2019, Alg. 2; Zhang & Zhu 2017).
 
     Exact local update as in :func:`admm_star`, then each agent broadcasts
@@ -872,8 +877,10 @@ def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
                       "baseline of Huang et al. 2019)",
           tasks=("logistic-l2",), tuning={"rho": (0.1, 1.0, 10.0)})
 @one_blas_thread
-def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-             inner_tol=1e-9, max_inner=50, calibration="accountant", record_every=1) -> Trace:
+def dvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+             n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+             inner_tol: float = 1e-9, max_inner: int = 50, calibration: str = "accountant",
+             record_every: int = 1) -> Trace:
     """ADMM with dual variable perturbation, DVP (Zhang & Zhu 2017, Alg. 2), in the star setting.
 
     Before its exact local update each agent perturbs its dual (Zhang & Zhu eq. 14, in the star's
@@ -984,8 +991,9 @@ def dvp_noise(problem, *, epsilon: float, rho: float, sizes):
                       "Alg. 3)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.01, 0.1, 1.0)})
 @one_blas_thread
-def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-                 c_w=None, calibration="accountant", record_every=1) -> Trace:
+def dp_admm_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+                 n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+                 c_w: float | None = None, calibration: str = "accountant", record_every: int = 1) -> Trace:
     """DP-ADMM of Huang et al. (2019), Algorithm 3.
 
     Agent i at iteration k, in closed form (eq. 12a; 38a for ℓ1, 39a for ℓ2)::
@@ -1084,8 +1092,10 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
                       "2019, after Abadi et al. 2016)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"learning_rate": (1.0, 3.0, 10.0)})
 @one_blas_thread
-def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=100, sizes=None, owner=None,
-                learning_rate=0.1, clip=None, calibration="accountant", record_every=1) -> Trace:
+def dp_sgd_star(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int, seed: int,
+                n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+                learning_rate: float = 0.1, clip: float | None = None, calibration: str = "accountant",
+                record_every: int = 1) -> Trace:
     """Distributed DP-SGD over a star: the baseline "DPSGD [Abadi et al.] for distributed settings".
 
     At iteration k every agent takes one full-batch (sampling ratio 1, Sec. VI-C) gradient step

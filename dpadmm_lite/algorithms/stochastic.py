@@ -804,8 +804,10 @@ _COMMON_DOC = """
 @register("dp_sadmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
           description="DP-SADMM: stochastic ADMM with a noisy minibatch gradient and Laplacian smoothing "
                       "(Liu et al. 2022, Alg. 2)")
-def dp_sadmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, batch_size=None, convexity=None,
-             mu=None, eta=None, gamma=None, clip=None, calibration="accountant", theta=0.5, record_every=1) -> Trace:
+def dp_sadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+             nu: float = DEFAULT_NU, batch_size: int | None = None, convexity: str | None = None,
+             mu: float | None = None, eta: float | None = None, gamma: float | None = None, clip: float | None = None,
+             calibration: str = "accountant", theta: float = 0.5, record_every: int = 1) -> Trace:
     """DP-SADMM (Liu et al. 2022, Algorithm 2): noisy minibatch gradient, Laplacian-smoothed x-step.
 
     For t = 0 … T − 1, with ``B_t`` a Poisson sample of expected size b::
@@ -827,9 +829,10 @@ def dp_sadmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, b
 @register("sadmm", paper="liu2022", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
           description="Stochastic ADMM with Laplacian smoothing (Liu et al. 2022, Alg. 2 without noise; STOC-ADMM "
                       "of Ouyang et al. 2013 at ν = 0)")
-def sadmm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, nu=DEFAULT_NU,
-          batch_size=None, convexity=None, mu=None, eta=None, gamma=None, clip=None, calibration="accountant",
-          theta=0.5, record_every=1) -> Trace:
+def sadmm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0, iterations: int = 100,
+          seed: int = 0, nu: float = DEFAULT_NU, batch_size: int | None = None, convexity: str | None = None,
+          mu: float | None = None, eta: float | None = None, gamma: float | None = None, clip: float | None = None,
+          calibration: str = "accountant", theta: float = 0.5, record_every: int = 1) -> Trace:
     """Stochastic ADMM (Algorithm 2 with σ = 0): the non-private twin of :func:`dp_sadmm`.
 
     Exactly the code of :func:`dp_sadmm` with no noise; ``epsilon`` must be ``math.inf``.
@@ -843,9 +846,11 @@ def sadmm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, see
 @register("dp_vradmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_VRADMM,
           description="DP-VRADMM: variance-reduced (SVRG) stochastic ADMM with noisy gradients and Laplacian "
                       "smoothing (Liu et al. 2022, Alg. 1)")
-def dp_vradmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, batch_size=None, inner=None,
-              convexity=None, mu=None, eta=None, gamma=None, clip=None, calibration="accountant", c2=80.0,
-              private_snapshot=True, snapshot_noise=None) -> Trace:
+def dp_vradmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+              nu: float = DEFAULT_NU, batch_size: int | None = None, inner: int | None = None,
+              convexity: str | None = None, mu: float | None = None, eta: float | None = None,
+              gamma: float | None = None, clip: float | None = None, calibration: str = "accountant", c2: float = 80.0,
+              private_snapshot: bool = True, snapshot_noise: float | None = None) -> Trace:
     """DP-VRADMM (Liu et al. 2022, Algorithm 1): SVRG epochs with a noisy, smoothed x-step.
 
     For s = 1 … S (``iterations``)::
@@ -869,9 +874,11 @@ def dp_vradmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, 
 @register("svrg_admm", paper="liu2022", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING_VRADMM,
           description="SVRG-ADMM with Laplacian smoothing (Liu et al. 2022, Alg. 1 without noise; Zheng & Kwok 2016 "
                       "at ν = 0)")
-def svrg_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=10, seed=0, nu=DEFAULT_NU,
-              batch_size=None, inner=None, convexity=None, mu=None, eta=None, gamma=None, clip=None,
-              calibration="accountant", c2=80.0, private_snapshot=True, snapshot_noise=None) -> Trace:
+def svrg_admm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+              iterations: int = 10, seed: int = 0, nu: float = DEFAULT_NU, batch_size: int | None = None,
+              inner: int | None = None, convexity: str | None = None, mu: float | None = None, eta: float | None = None,
+              gamma: float | None = None, clip: float | None = None, calibration: str = "accountant", c2: float = 80.0,
+              private_snapshot: bool = True, snapshot_noise: float | None = None) -> Trace:
     """SVRG-ADMM (Algorithm 1 with σ = 0): the non-private twin of :func:`dp_vradmm`.
 
     Exactly the code of :func:`dp_vradmm` with no noise; ``epsilon`` must be ``math.inf``.
