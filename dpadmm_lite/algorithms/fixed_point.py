@@ -42,7 +42,7 @@ the GIL while it draws and computes); the groups do not depend on the number of 
 neither do the results, bit for bit. A round of a group makes one pass per line of (6)–(7) in work
 arrays reused by every round, and each run's noise is drawn straight into its rows and scaled in
 place (:class:`_Noise`: the numbers :func:`dpadmm_lite.mechanisms.gaussian` would give; an audit that
-intercepts the mechanism sees one call per run and chunk of rounds, as before).
+intercepts the mechanism sees one call per run and chunk of rounds).
 
 Reference: E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
 centralized and federated learning", ICML 2023 (``papers/cyffers2023_noisy_fixed_point_private_admm.txt``).
@@ -67,9 +67,7 @@ Choices where the paper is inconsistent or silent (each is said again where it m
   ``θσ``. The squared loss has no L: it needs ``clip``.
 * **User sampling** is Poisson (each user independently with probability q), drawn as Geometric(q)
   gaps between participations along the (round, user) trials (:class:`_Schedule`; about qKn draws
-  instead of Kn uniforms — since this change a seed gives a different schedule than before, the
-  noise draws are unchanged), and the walk moves
-  to a uniform neighbour on the topology (on the complete graph: a uniform *other* user; the proof
+  instead of Kn uniforms), and the walk moves to a uniform neighbour on the topology (on the complete graph: a uniform *other* user; the proof
   of Theorem 4 lets the walk stay with probability 1/n — immaterial for n in the hundreds).
 
 Privacy (``calibration="accountant"``, the default): ``epsilon``, ``delta`` are the end-to-end
@@ -141,7 +139,7 @@ _TASKS = ("lasso", "logistic-l1", "logistic-l2")
 _ADMM_TUNING = {"rho": (1e-4, 3e-4, 1e-3, 3e-3), "relaxation": (0.1, 0.25, 0.5), "clip": (0.001, 0.003, 0.01, 0.03)}
 _WALK_TUNING = {**_ADMM_TUNING, "iterations": (1000, 10_000)}  # a walk step updates one user: more steps
 #: How DP-SGD's replace-one guarantee is accounted: the exact replace-one pair of the Poisson-subsampled
-#: Gaussian (default), or the looser add/remove analysis with sensitivity 2C (the library's first edition).
+#: Gaussian (default), or the looser add/remove analysis with sensitivity 2C (sound, more noise for the same ε).
 SGD_NEIGHBOURS = ("replace_one", "add_remove")
 _SGD_TUNING = {"step": (0.03, 0.1, 0.3, 1.0), "clip": (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)}
 _CHUNK_ELEMENTS = 1 << 22  # noise drawn per chunk of rounds (bounds memory)
@@ -150,12 +148,11 @@ THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity"
 _GAP_BLOCK = 1 << 14  # geometric gaps of the participation schedule drawn per call
 #: Pairs (run, user) a group of runs updates per round, about: a batch is split into groups of runs this big, so
 #: that a round's work arrays stay near a core (p = 64: 512 kB each); threads take the groups one after another.
-#: Figure 1's 70 ADMM runs on two threads, three alternating rounds: groups of 256 pairs 5.8–6.2 s, 512 5.0–5.2 s,
-#: 1,024 4.8–5.0 s (8.0–8.3 s CPU against 8.7–9.1 s), 2,048 4.8–5.3 s.
+#: Smaller groups pay numpy's per-call cost more often, larger ones leave the cache.
 _GROUP_PAIRS = 1 << 10
 #: The same for proximal DP-SGD, whose round is a handful of passes over its pairs and many operations on
-#: (runs × p) arrays: groups of 512 pairs left a round's time to numpy's per-call cost and the GIL (Figure 1's
-#: 70 runs: 1.73 s on one thread, 1.85 s on two), groups of 4,096 make it 1.43 and 1.06 s, the same numbers.
+#: (runs × p) arrays: small groups leave a round's time to numpy's per-call cost and the GIL, so that a second
+#: thread does not help; larger groups let it. The groups do not change the numbers.
 _SGD_GROUP_PAIRS = 1 << 12
 
 
@@ -249,8 +246,8 @@ def _expit(x: float) -> float:
 
 def _walk_coefficient(loss: str, aw: float, b: float, a2: float, step: float) -> float:
     """:func:`_coefficient` of one pair, on Python floats: the same operations in the same order (so the
-    same doubles), without numpy's per-call cost on size-1 arrays (the walk solves one prox per step;
-    10,000 of them were about 250 ms of the arena's live Adult field in the browser)."""
+    same doubles), without numpy's per-call cost on size-1 arrays (the walk solves one prox per step,
+    thousands of them in a live re-run)."""
     if loss == "squared":
         return (b - aw) / (1.0 / step + a2)
     h = step * a2

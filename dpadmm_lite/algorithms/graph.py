@@ -131,9 +131,8 @@ def _gram_per_agent(A) -> np.ndarray:
 def _add_products_per_agent(L, R, out) -> None:
     """``out_p += L_p R_p`` for every agent p of C-ordered stacks ``L`` (N, a, k), ``R`` (N, k, b) and ``out``
     (N, a, b), one BLAS ``gemm`` per agent written in place (as the transposed product, so that no
-    array is copied). Used in the browser only, where numpy has no BLAS: on the Zhang & Zhu panel's
-    BFGS factors, 20 × (104 × 16)(16 × 104), numpy's batched product and the sum took 3.5 ms, these
-    1.3 ms (Pyodide under Node), 18 times a re-run."""
+    array is copied). Used in the browser only, where numpy has no BLAS and its batched product is a
+    plain loop: a BLAS ``gemm`` per agent is faster on the Zhang & Zhu panel's BFGS factors."""
     if not out.flags.c_contiguous:  # gemm would write into a copy
         out += np.matmul(L, R)
         return
@@ -236,8 +235,8 @@ class LocalData:
         p = self.agents.problem
         s = self.weights[:, None] / self.sizes[:, None] * np.where(self.agents.mask, p._curvature_of_margin(Z), 0.0)
         A = self._X32 * np.sqrt(s).astype(np.float32)[:, :, None]
-        if sys.platform == "emscripten":  # in the browser numpy has no BLAS: its batched AᵀA took 216 ms on the
-            return _gram_per_agent(A)     # Zhang & Zhu panel's stack (20 × 400 × 104), scipy's syrk 77 ms
+        if sys.platform == "emscripten":  # in the browser numpy has no BLAS: its batched AᵀA is a plain loop,
+            return _gram_per_agent(A)     # scipy's syrk per agent is faster
         return np.matmul(A.transpose(0, 2, 1), A).astype(float)
 
     @cached_property
@@ -327,8 +326,7 @@ def parallel_runs(n_jobs: int | None = None):
     """Run the :func:`dpadmm_book.sweep.grid` calls inside the block on ``n_jobs`` threads of this process.
 
     ``n_jobs=None`` (default): :func:`free_cores` when the block starts — one thread on a busy
-    machine, where a second one only contends for the cores and the GIL (measured: 0.66× at a
-    load of 7–9 on 2 cores).
+    machine, where a second one only contends for the cores and the GIL.
 
     A graph run spends much of its time in sparse products and array operations that release the
     GIL, so runs on two threads overlap on two free cores (on a loaded machine there is no free
@@ -448,8 +446,8 @@ class LocalSolver:
         """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
         folded into it (the Newton direction is ``H grad``)."""
         v32 = v.astype(np.float32)  # the inverses are single precision (:meth:`_newton`), so is their product
-        if sys.platform == "emscripten":  # numpy has no BLAS there: on the Zhang & Zhu panel's 20 × 104 × 104 inverses
-            out = np.einsum("pij,pj->pi", self._inverse, v32)  # (in double) its batched product took 348 µs, einsum 111
+        if sys.platform == "emscripten":  # numpy has no BLAS there: einsum is faster than its batched product
+            out = np.einsum("pij,pj->pi", self._inverse, v32)  # on the Zhang & Zhu panel's (20, 104, 104) inverses
         else:
             out = np.matmul(self._inverse, v32[:, :, None])[:, :, 0]
         out = out.astype(float)  # the corrections and the step are double
@@ -557,7 +555,7 @@ class LocalSolver:
             grad_new = data_grad_new + s * F_new + b
             norm_new = np.sqrt(np.einsum("ij,ij->i", grad_new, grad_new))
             if not fresh and np.any((norm_new > REFRESH * norm) & (np.abs(grad_new).max(axis=1) > tol)):
-                self._inverse = None  # the lagged Hessian no longer contracts: form it anew next step
+                self._inverse = None  # the lagged Hessian does not contract any more: form it anew next step
                 self._hessian = None
                 direction = None
             elif np.abs(grad_new).max() > tol:  # BFGS: fold the curvature the step measured into the inverses

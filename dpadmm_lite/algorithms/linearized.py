@@ -39,8 +39,8 @@ private run never reads the data either: the default ``η = 1/L`` uses the publi
 ``L = problem.public_smoothness`` (``feature_bound²/4`` for the logistic loss), not
 ``L_f = ‖XᵀX‖₂/4n``, and a given ``eta`` is the caller's (checked against Lemma 5's ``1/L_f``,
 which can refuse it but never changes it) — a step chosen from the data would leak through every
-iterate (one replaced row of norm 50 among 240 moved the old data-read
-default from 4 to 0.38, with the same σ and the same reported ε). ``L`` bounds ``L_f`` only when
+iterate (one replaced row of norm 50 among 240 moves a data-read step
+1/L_f from 4 to 0.38, with the same σ and the same reported ε). ``L`` bounds ``L_f`` only when
 the rows respect ``feature_bound``; clipping the gradients does not make the loss smoother (the
 clipped per-example gradient map is as Lipschitz as the unclipped one, ``‖a_j‖²/4``), so a
 clipped private run on rows beyond the bound has no public smoothness bound and is refused unless

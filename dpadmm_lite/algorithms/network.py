@@ -212,7 +212,7 @@ def _warn_inexact(name: str, record: Record, inner_tol: float) -> tuple[str, str
 
 
 # ====================================================================== many runs, one product per data pass
-#: Runs on the same data from which one multi-column product is cheaper than single ones (measured break-even: 4).
+#: Runs on the same data from which one multi-column product is cheaper than single ones.
 SHARE_FROM = 5
 
 
@@ -386,8 +386,7 @@ def shared_products():
 
 def _keep_freed_memory() -> None:
     """Members allocate on many threads, each with its own malloc arena, whose freed heaps glibc unmaps at
-    once: every product's arrays were fresh pages (measured: 11× the page faults and 8× the system time of
-    the runs one by one). The thresholds of a Dask worker (:func:`dpadmm_lite._memory.keep_freed_memory`)
+    once: every product's arrays would be fresh pages, faulted in anew. The thresholds of a Dask worker (:func:`dpadmm_lite._memory.keep_freed_memory`)
     keep them (process-wide)."""
     _memory.keep_freed_memory()
 

@@ -235,7 +235,7 @@ class _Stack:
         precondition the Newton steps, whose gradients stay exact, so the solution keeps double
         precision. So the inverses are kept in single precision too (inverted in double, then
         rounded): the direction's product reads all of them at every step (Adult, 100 agents:
-        8.7 MB in double; the product took 90 µs in single against 150 µs in double).
+        8.7 MB in double), and half the bytes make it faster.
         """
         if not hasattr(self, "_X32"):
             self._X32 = self.agents.X.astype(np.float32)
@@ -370,8 +370,8 @@ def _newton(stack, G, w, rho, W, Z, *, extra, tol, max_inner, cache, refresh="al
     renews only the inverses of the agents whose own step contracted too slowly while still above
     ``tol`` (one batched call over those agents): PVP's and DVP's noise moves every subproblem at
     every iteration, and the batch rule then renewed all 100 inverses for a median of 1-4 slow
-    agents, 100-150 times a run (on Adult, 100 agents, 84 % of a PVP run went to the renewals;
-    with this rule 2.2 s instead of 6.5 s a run, DVP 1.5 s instead of 4.9 s). Either way the
+    agents, 100-150 times a run (on Adult, 100 agents, most of a PVP run went to the renewals).
+    Either way the
     gradients are exact and the solve stops at ``tol``: the answer and its certificate hold to ``tol``.
     """
     p = stack.problem
