@@ -780,28 +780,34 @@ def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e
 
     Parameters
     ----------
-    problem
+    problem : Problem
         A :class:`~dpadmm_lite.problems.Problem` with ``regularizer`` ``"l1"`` or ``"l2"``.
-    epsilon
+    epsilon : float, default math.inf
         Must be ``math.inf``: the algorithm adds no noise (``dvp_graph``/``pvp_graph`` are its
         private versions).
-    delta
+    delta : float, default 1e-05
         Unused (no noise); kept for the common :func:`dpadmm_lite.run` signature.
-    rho
+    rho : float, default 1.0
         The ADMM penalty (the paper's η).
-    iterations
+    iterations : int, default 100
         Number of ADMM iterations ``T``.
-    seed
+    seed : int, default 0
         Seeds the random data split and random topologies (the updates are deterministic).
-    topology
+    topology : str or Topology, default "ring"
         A name of :func:`dpadmm_lite.topology.make` or a :class:`~dpadmm_lite.topology.Topology`;
         it must be connected.
-    n_agents
+    n_agents : int or None, default None
         ``N`` (default 10, or the topology's); at most the number of samples.
-    sizes, owner
+    sizes : str, sequence of int or None, default None
         How the samples are dealt: ``owner[j]`` = agent of sample ``j``, or ``sizes`` for
         :func:`dpadmm_lite.datasets.split` (None = equal sizes, ``"unequal"``, or explicit).
-    inner_tol, max_inner
+    owner : ndarray or None, default None
+        How the samples are dealt: ``owner[j]`` = agent of sample ``j``, or ``sizes`` for
+        :func:`dpadmm_lite.datasets.split` (None = equal sizes, ``"unequal"``, or explicit).
+    inner_tol : float, default 1e-9
+        Stop the local solver when every agent's (proximal-)gradient norm is ≤ ``inner_tol``
+        or after ``max_inner`` steps (default 100 for ℓ2, 500 for ℓ1).
+    max_inner : int or None, default None
         Stop the local solver when every agent's (proximal-)gradient norm is ≤ ``inner_tol``
         or after ``max_inner`` steps (default 100 for ℓ2, 500 for ℓ1).
 
@@ -819,6 +825,21 @@ def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e
     passes over the data per inner step for the logistic loss; none for the squared loss,
     which works from the cached Gram matrices). See the module notes for the mapping to the
     paper's notation and the local solvers.
+
+    References
+    ----------
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017, Sec. II-A.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_graph", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     if not math.isinf(check.epsilon(epsilon)):
         raise ValueError(f"epsilon must be ∞ (math.inf) for the non-private 'admm_graph', got {epsilon!r}")
