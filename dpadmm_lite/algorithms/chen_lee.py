@@ -108,6 +108,21 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, batch
     (replace-one neighbours, the exact pair of Poisson sampling), scaled by the unified
     accountant (:func:`dpadmm_lite.accounting.calibrate_ledger`) so that it spends (ε, δ).
     ``epsilon = math.inf``: σ = 0 and an empty ledger.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its ``n`` and public per-example gradient bound ``c = problem.lipschitz``).
+    epsilon : float
+        End-to-end ε in (0, 1e4], or ``math.inf`` (σ = 0, empty ledger).
+    delta : float
+        δ in [1e-100, 1).
+    iterations : int
+        T ≥ 1 noisy minibatch sums.
+    batch_size : int or None, default None
+        Expected minibatch size b ∈ [1, n] (q = b/n); None: ``min(50, n)``.
+    clip : float or None, default None
+        Per-example gradient clipping norm; replaces c (required on the squared loss).
     """
     from .stochastic import _calibrated_scale
 

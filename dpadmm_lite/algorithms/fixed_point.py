@@ -1106,6 +1106,21 @@ def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float
                     iterations: int = 100, threads: int | None = None) -> tuple[np.ndarray, list[dict]]:
     """Like :func:`run_many`, but keep only each run's released model ``z_K`` (fast sweeps).
 
+    Parameters
+    ----------
+    name : str
+        One of the algorithms of this module.
+    problem : Problem
+        The problem every run solves.
+    runs : sequence of mapping
+        One mapping per run: ``epsilon``, ``seed``, ``rho`` and the algorithm's parameters.
+    delta : float, default 1e-5
+        δ in [1e-100, 1), shared by every run.
+    iterations : int, default 100
+        K ≥ 1, shared by every run.
+    threads : int or None, default None
+        Threads the runs are split over (default :data:`THREADS`); the models do not depend on it.
+
     Returns
     -------
     models : (len(runs), p) array
@@ -1157,6 +1172,21 @@ def noise_scale(name: str, problem, *, epsilon: float, delta: float, iterations:
 
     Same arguments as :func:`dpadmm_lite.run` (``rho`` may be among ``options``). For the walk the
     ledger counts the visits of the path drawn from ``seed``.
+
+    Parameters
+    ----------
+    name : str
+        One of the algorithms of this module.
+    problem : Problem
+        The problem the run would solve.
+    epsilon : float
+        End-to-end ε in (0, 1e4], or ``math.inf`` (σ = 0).
+    delta : float
+        δ in [1e-100, 1).
+    iterations : int
+        K ≥ 1 rounds (walk steps).
+    seed : int, default 0
+        A whole number ≥ 0; the walk's path and the federated schedule are drawn from it.
     """
     plan, _ = _plan(name, problem, [dict(epsilon=epsilon, seed=seed, **options)], delta=delta, iterations=iterations)
     return float(plan.sigma[0]), plan.ledgers[0], plan.paper[0]

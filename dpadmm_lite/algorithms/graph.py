@@ -146,6 +146,15 @@ def _add_products_per_agent(L, R, out) -> None:
 class LocalData:
     """A problem's data dealt to the agents, with the products every local solve needs.
 
+    Parameters
+    ----------
+    agents : Agents
+        The stacked ``(N, m_max, d)`` data.
+    weights : ndarray
+        ``w_p = N m_p / n`` per agent.
+    block : scipy.sparse.csr_matrix or None, default None
+        The block-diagonal matrix of the agents' sparse features; None for dense features.
+
     Attributes
     ----------
     agents
@@ -289,7 +298,15 @@ _CACHE_LOCK = threading.Lock()  # runs on several threads (parallel_runs) share 
 
 
 def local_data(problem: Problem, owner) -> LocalData:
-    """Stack ``problem``'s data by ``owner`` (cached per problem and split; safe to call from threads)."""
+    """Stack ``problem``'s data by ``owner`` (cached per problem and split; safe to call from threads).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose rows are dealt.
+    owner : ndarray
+        The agent of each training record.
+    """
     owner = np.asarray(owner)
     key = (owner.shape, owner.tobytes(), id(problem.X))
     with _CACHE_LOCK:
@@ -340,6 +357,11 @@ def parallel_runs(n_jobs: int | None = None):
 
     >>> with parallel_runs(2):  # doctest: +SKIP
     ...     frame = book.sweep.grid(task, {"epsilon": [1.0, 4.0]}, seeds=range(10), name="runs")
+
+    Parameters
+    ----------
+    n_jobs : int or None, default None
+        Threads ≥ 1; None: :func:`free_cores` when the block starts.
     """
     import joblib
 
@@ -360,6 +382,21 @@ class LocalSolution(NamedTuple):
     ``max_p ‖F_p − argmin_p‖₂`` from strong convexity; ``converged`` whether every agent met
     ``inner_tol`` (False: stopped at ``max_inner``); ``loss`` the mean local losses ``h_p(F_p)`` when
     the solver has them (ℓ2-logistic), else ``None``.
+
+    Parameters
+    ----------
+    F : ndarray
+        The minimisers, (N, d).
+    margins : ndarray or None
+        Their margins ``X_p f_p`` (N, m_max), or None (squared loss).
+    steps : int
+        The inner steps taken.
+    residual : float
+        The certified bound ``max_p ‖F_p − argmin_p‖₂``.
+    converged : bool
+        Whether every agent met ``inner_tol``.
+    loss : ndarray or None, default None
+        The mean local losses ``h_p(F_p)`` when the solver has them.
     """
 
     F: np.ndarray
@@ -589,13 +626,27 @@ class LocalSolver:
 
 
 def consensus_violation(F) -> np.ndarray:
-    """``sqrt(mean_p ‖f_p − f̄‖²)`` of stacked local models ``F`` (..., N, d)."""
+    """``sqrt(mean_p ‖f_p − f̄‖²)`` of stacked local models ``F`` (..., N, d).
+
+    Parameters
+    ----------
+    F : ndarray
+        Stacked local models, shape (..., N, d).
+    """
     F = np.asarray(F)
     return np.sqrt(((F - F.mean(axis=-2, keepdims=True)) ** 2).sum(axis=-1).mean(axis=-1))
 
 
 def neighbour_distances(F, edges) -> np.ndarray:
-    """``‖f_p − f_j‖`` for every edge ``(p, j)`` of ``edges`` (E, 2): shape (..., E)."""
+    """``‖f_p − f_j‖`` for every edge ``(p, j)`` of ``edges`` (E, 2): shape (..., E).
+
+    Parameters
+    ----------
+    F : ndarray
+        Stacked local models, shape (..., N, d).
+    edges : ndarray
+        The graph's edges ``(p, j)``, shape (E, 2).
+    """
     F = np.asarray(F)
     edges = np.asarray(edges, int).reshape(-1, 2)
     return np.linalg.norm(F[..., edges[:, 0], :] - F[..., edges[:, 1], :], axis=-1)
@@ -604,7 +655,17 @@ def neighbour_distances(F, edges) -> np.ndarray:
 # ---------------------------------------------------------------------- the network and its data
 @dataclass(eq=False)
 class Network:
-    """A run's graph and how the records are dealt to its agents (shared by every graph algorithm)."""
+    """A run's graph and how the records are dealt to its agents (shared by every graph algorithm).
+
+    Parameters
+    ----------
+    graph : Topology
+        The connected topology.
+    owner : ndarray
+        The agent of each record.
+    data : LocalData
+        The records stacked by agent.
+    """
 
     graph: topologies.Topology
     owner: np.ndarray
@@ -628,6 +689,23 @@ def network(problem: Problem, *, topology="ring", n_agents: int | None = None, s
     record) or ``sizes`` (see :func:`dpadmm_lite.datasets.split`) say who holds what; every agent
     must hold at least ``min_local_size`` records (ValueError naming ``n_agents``, ``sizes`` or
     ``owner`` otherwise).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose records are dealt.
+    topology : str or Topology, default "ring"
+        A name of :data:`dpadmm_lite.topology.NAMES` or a connected Topology.
+    n_agents : int or None, default None
+        Agents N ∈ [1, n]; None: the topology's, else 10.
+    sizes : str, sequence of int or None, default None
+        Local sizes (see :func:`dpadmm_lite.datasets.split`).
+    owner : ndarray or None, default None
+        The agent of each record (overrides ``n_agents`` and ``sizes``).
+    seed : int, default 0
+        Seeds the deal of the records and a random topology.
+    min_local_size : int, default 1
+        Every agent must hold at least this many records.
     """
     if isinstance(topology, topologies.Topology):
         if n_agents is not None and check.count("n_agents", n_agents) != topology.n_agents:
@@ -669,6 +747,15 @@ class Record:
     ``released[t]`` holds the models the agents broadcast at iteration ``t + 1`` (``f_p`` for
     ADMM and DVP, ``V_p = f_p + ε_p`` for PVP), ``loss[t]`` each agent's mean local loss at its
     released model; ``noise[t]`` the mean norm of the noise the agents drew.
+
+    Parameters
+    ----------
+    T : int
+        Iterations of the run.
+    N : int
+        Agents.
+    d : int
+        Dimension of a model.
     """
 
     def __init__(self, T: int, N: int, d: int):
@@ -705,6 +792,31 @@ def finish(problem: Problem, name: str, net: Network, record: Record, *, rho: fl
     neighbours, ``params["node_test_error"]`` (N,) the test error of each agent's last released
     model, ``params["graph"]`` the topology (for drawing). ``not_covered``: why no guarantee
     covers the run (:func:`~dpadmm_lite.trace.from_iterates`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem the run solved.
+    name : str
+        The algorithm.
+    net : Network
+        The run's graph and data.
+    record : Record
+        What the run recorded per iteration.
+    rho : float
+        The ADMM penalty (for ``model_change``).
+    noise : dict or None, default None
+        The trace's ``noise`` entries.
+    ledger : sequence of PrivacyEvent, default ()
+        The run's privacy ledger.
+    delta : float or None, default None
+        δ of the run's guarantee.
+    privacy_paper : PrivacyGuarantee or None, default None
+        The paper's own statement.
+    params : dict or None, default None
+        Settings added to ``params``.
+    not_covered : str or None, default None
+        Why no guarantee covers the run (None: covered).
     """
     graph, data = net.graph, net.data
     R = record.released
@@ -761,7 +873,15 @@ def _node_test_error(problem: Problem, R) -> np.ndarray:
 
 
 def solved_loss(data: LocalData, solution: LocalSolution) -> np.ndarray:
-    """Mean local losses at a solution's models: from the solver when it has them, else one data pass."""
+    """Mean local losses at a solution's models: from the solver when it has them, else one data pass.
+
+    Parameters
+    ----------
+    data : LocalData
+        The agents' data.
+    solution : LocalSolution
+        A solve's result.
+    """
     if solution.loss is not None:
         return solution.loss
     return data.loss(data.margins(solution.F) if solution.margins is None else solution.margins)

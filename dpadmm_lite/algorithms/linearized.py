@@ -165,6 +165,15 @@ def default_smoothness(problem, *, private: bool = False, name: str = "dp_admm")
 
     Non-private runs may read the data: ``max(public_smoothness, L_f)``, so that Lemma 5's
     ``η ≤ 1/L_f`` holds on any rows.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its ``public_smoothness``, and ``smoothness`` for non-private runs).
+    private : bool, default False
+        Whether the run draws noise (then only public numbers are used).
+    name : str, default "dp_admm"
+        The algorithm, for the message.
     """
     public = float(problem.public_smoothness)
     if not private:

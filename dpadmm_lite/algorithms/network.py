@@ -392,7 +392,13 @@ def _keep_freed_memory() -> None:
 
 
 def share_products(enabled: bool = True) -> None:
-    """Turn :func:`shared_products` on (or off) for the rest of the process (e.g. a notebook's sweeps)."""
+    """Turn :func:`shared_products` on (or off) for the rest of the process (e.g. a notebook's sweeps).
+
+    Parameters
+    ----------
+    enabled : bool, default True
+        Whether runs on the same data share their products from now on.
+    """
     if enabled and not _SHARING:
         _keep_freed_memory()
         _SHARING.append(_SharedProducts())

@@ -1462,6 +1462,23 @@ def step_sizes(problem, *, sizes, iterations: int, c_w: float, epsilon: float | 
     ``delta`` (the paper's per-iteration budget; ``epsilon = ∞`` drops the noise terms) or the
     multiplier ``noise_multiplier = z`` directly (what ``dp_admm_star`` does with the multiplier
     the accountant calibrated; ``0`` = no noise).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its public constants c₁, c₃, d and λ/n).
+    sizes : ndarray
+        The local sizes m_i of the N agents.
+    iterations : int
+        Iterations ≥ 1.
+    c_w : float
+        The bound on ``‖w*‖`` of Theorems 3/4 (:func:`public_c_w`).
+    epsilon : float or None, default None
+        ε of the paper's formula (per iteration); None: no noise term.
+    delta : float or None, default None
+        δ of the paper's formula.
+    noise_multiplier : float or None, default None
+        A calibrated noise multiplier used in place of the paper's noise term.
     """
     iterations = check.count("iterations", iterations)
     c_w = check.positive("c_w", c_w)
@@ -1490,6 +1507,11 @@ def public_c_w(problem) -> float:
     ``F = loss + λR`` (and of the agent-weighted consensus problem) has ``λ R(w*) ≤ F(0) = ln 2``:
     ``‖w*‖ ≤ √(2 ln 2/λ)`` for ``R = ½‖w‖²`` — and ``‖w*‖ = ‖∇loss(w*)‖/λ ≤ c₁/λ``, the smaller of
     the two is used — and ``‖w*‖₂ ≤ ‖w*‖₁ ≤ ln 2/λ`` for ``R = ‖w‖₁``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The logistic problem (its λ, regulariser and public ``lipschitz``).
     """
     if problem.loss != "logistic" or problem.lam <= 0:
         raise ValueError("c_w must be given (a public bound on ‖w*‖) unless the problem is logistic with lam > 0, "

@@ -136,6 +136,13 @@ class RidgeProblem(Problem):
     objective, gradient, Hessian and smoothness include the ridge term; :attr:`lipschitz` stays
     the bound on the *loss* part of one record's gradient, because the ridge gradient ``λ₂x`` is
     the same for every record and cancels from every sensitivity.
+
+    Parameters
+    ----------
+    X, y, lam, loss, regularizer, A, X_test, y_test, name, feature_bound, data_dependence, _optimum
+        As for :class:`~dpadmm_lite.problems.Problem`.
+    ridge : float, default 0.0
+        λ₂ ≥ 0, the ridge weight each loss term carries.
     """
 
     ridge: float = 0.0
@@ -195,6 +202,31 @@ def graph_guided_logistic(X, y, lam: float, ridge: float, *, W=None, public_feat
     training rows). With neither it comes from the training features (sparse inverse covariance,
     as in the paper) — read from the private data, so ``problem.data_dependence`` says so and
     every private run on the problem reports its privacy as not covered.
+
+    Parameters
+    ----------
+    X : ndarray
+        Training features, rows of norm at most ``feature_bound``.
+    y : ndarray
+        Labels ±1.
+    lam : float
+        λ₁ > 0, the weight of ``‖Ax‖₁``.
+    ridge : float
+        λ₂ > 0, the ridge weight (the strong convexity modulus of ``f``).
+    W : ndarray or None, default None
+        The graph matrix; None: estimated from ``public_features`` or the training rows.
+    public_features : ndarray or None, default None
+        A public sample to estimate the graph from.
+    sparsity : float, default 0.1
+        The graphical-lasso penalty.
+    graph_matrix : str, default "incidence"
+        ``"incidence"`` or ``"pattern"`` (see :func:`dpadmm_lite.problems.graph_guided_fused_lasso`).
+    X_test : ndarray or None, default None
+        Test features.
+    y_test : ndarray or None, default None
+        Test labels.
+    feature_bound : float, default 1.0
+        The public bound on a record's norm.
     """
     X = check.finite_array("X", X, ndim=2)
     A, dependence = fused_constraint(X, W=W, public_features=public_features, sparsity=sparsity, form=graph_matrix)
@@ -310,6 +342,8 @@ def settings(problem, *, algorithm: str = "dp_sadmm", rho: float = 1.0, nu: floa
 
     Parameters
     ----------
+    problem
+        The problem of the run (its n, smoothness bounds and ``‖AᵀA‖₂``).
     algorithm
         ``"dp_sadmm"``/``"sadmm"`` or ``"dp_vradmm"``/``"svrg_admm"``.
     rho
