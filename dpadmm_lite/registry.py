@@ -150,11 +150,22 @@ def label(name: str) -> str:
 
 
 def _with_checks(function, setting: str):
-    """``function`` behind :func:`check_arguments` (same name, docstring and signature)."""
+    """``function`` behind :func:`check_arguments` (same name, docstring and signature).
+
+    A keyword the signature does not take is refused (TypeError, as Python refuses it) with a message that names
+    the algorithm, the unknown keyword(s) and the parameters it accepts.
+    """
     signature = inspect.signature(function)
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    accepted = [p.name for p in signature.parameters.values()
+                if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
 
     @functools.wraps(function)
     def checked(*args, **kwargs):
+        unknown = [] if takes_any else sorted(set(kwargs) - set(accepted))
+        if unknown:
+            raise TypeError(f"{function.__name__} got unknown parameter{'s' if len(unknown) > 1 else ''} "
+                            f"{', '.join(map(repr, unknown))}; its parameters are {', '.join(accepted)}")
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)

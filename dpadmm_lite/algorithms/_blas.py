@@ -2,10 +2,9 @@
 
 An iteration is a chain of small, memory-bound products (``X x``, ``rᵀX``, ``A x``, batched agent
 products); OpenBLAS threads only add wake-up latency between them, and on a busy 2-core machine
-they stall for seconds (measured for the Xu chapter: 62 ms per 100-iteration run on 5,000 × 104
-with one thread, 710 ms with OpenBLAS's default two). The controller of the loaded BLAS libraries
-is made once and reused: ``threadpool_limits(...)`` scans every library at each call (~10 ms, a
-third of a small live re-run).
+they stall between the products. The controller of the loaded BLAS libraries is made once and
+reused: ``threadpool_limits(...)`` scans every library at each call, a cost of the order of a small
+live re-run.
 """
 
 from __future__ import annotations

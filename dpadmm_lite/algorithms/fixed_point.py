@@ -42,7 +42,7 @@ the GIL while it draws and computes); the groups do not depend on the number of 
 neither do the results, bit for bit. A round of a group makes one pass per line of (6)–(7) in work
 arrays reused by every round, and each run's noise is drawn straight into its rows and scaled in
 place (:class:`_Noise`: the numbers :func:`dpadmm_lite.mechanisms.gaussian` would give; an audit that
-intercepts the mechanism sees one call per run and chunk of rounds, as before).
+intercepts the mechanism sees one call per run and chunk of rounds).
 
 Reference: E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
 centralized and federated learning", ICML 2023 (``papers/cyffers2023_noisy_fixed_point_private_admm.txt``).
@@ -67,9 +67,7 @@ Choices where the paper is inconsistent or silent (each is said again where it m
   ``θσ``. The squared loss has no L: it needs ``clip``.
 * **User sampling** is Poisson (each user independently with probability q), drawn as Geometric(q)
   gaps between participations along the (round, user) trials (:class:`_Schedule`; about qKn draws
-  instead of Kn uniforms — since this change a seed gives a different schedule than before, the
-  noise draws are unchanged), and the walk moves
-  to a uniform neighbour on the topology (on the complete graph: a uniform *other* user; the proof
+  instead of Kn uniforms), and the walk moves to a uniform neighbour on the topology (on the complete graph: a uniform *other* user; the proof
   of Theorem 4 lets the walk stay with probability 1/n — immaterial for n in the hundreds).
 
 Privacy (``calibration="accountant"``, the default): ``epsilon``, ``delta`` are the end-to-end
@@ -121,7 +119,7 @@ from .. import _validate as check
 from .. import mechanisms
 from .. import topology as _topology
 from ..privacy import PrivacyEvent, PrivacyGuarantee
-from ..problems import soft_threshold
+from ..problems import Problem, soft_threshold
 from ..registry import check_finite, register
 from ..trace import Trace, from_iterates
 
@@ -141,7 +139,7 @@ _TASKS = ("lasso", "logistic-l1", "logistic-l2")
 _ADMM_TUNING = {"rho": (1e-4, 3e-4, 1e-3, 3e-3), "relaxation": (0.1, 0.25, 0.5), "clip": (0.001, 0.003, 0.01, 0.03)}
 _WALK_TUNING = {**_ADMM_TUNING, "iterations": (1000, 10_000)}  # a walk step updates one user: more steps
 #: How DP-SGD's replace-one guarantee is accounted: the exact replace-one pair of the Poisson-subsampled
-#: Gaussian (default), or the looser add/remove analysis with sensitivity 2C (the library's first edition).
+#: Gaussian (default), or the looser add/remove analysis with sensitivity 2C (sound, more noise for the same ε).
 SGD_NEIGHBOURS = ("replace_one", "add_remove")
 _SGD_TUNING = {"step": (0.03, 0.1, 0.3, 1.0), "clip": (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)}
 _CHUNK_ELEMENTS = 1 << 22  # noise drawn per chunk of rounds (bounds memory)
@@ -150,12 +148,11 @@ THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity"
 _GAP_BLOCK = 1 << 14  # geometric gaps of the participation schedule drawn per call
 #: Pairs (run, user) a group of runs updates per round, about: a batch is split into groups of runs this big, so
 #: that a round's work arrays stay near a core (p = 64: 512 kB each); threads take the groups one after another.
-#: Figure 1's 70 ADMM runs on two threads, three alternating rounds: groups of 256 pairs 5.8–6.2 s, 512 5.0–5.2 s,
-#: 1,024 4.8–5.0 s (8.0–8.3 s CPU against 8.7–9.1 s), 2,048 4.8–5.3 s.
+#: Smaller groups pay numpy's per-call cost more often, larger ones leave the cache.
 _GROUP_PAIRS = 1 << 10
 #: The same for proximal DP-SGD, whose round is a handful of passes over its pairs and many operations on
-#: (runs × p) arrays: groups of 512 pairs left a round's time to numpy's per-call cost and the GIL (Figure 1's
-#: 70 runs: 1.73 s on one thread, 1.85 s on two), groups of 4,096 make it 1.43 and 1.06 s, the same numbers.
+#: (runs × p) arrays: small groups leave a round's time to numpy's per-call cost and the GIL, so that a second
+#: thread does not help; larger groups let it. The groups do not change the numbers.
 _SGD_GROUP_PAIRS = 1 << 12
 
 
@@ -249,8 +246,8 @@ def _expit(x: float) -> float:
 
 def _walk_coefficient(loss: str, aw: float, b: float, a2: float, step: float) -> float:
     """:func:`_coefficient` of one pair, on Python floats: the same operations in the same order (so the
-    same doubles), without numpy's per-call cost on size-1 arrays (the walk solves one prox per step;
-    10,000 of them were about 250 ms of the arena's live Adult field in the browser)."""
+    same doubles), without numpy's per-call cost on size-1 arrays (the walk solves one prox per step,
+    thousands of them in a live re-run)."""
     if loss == "squared":
         return (b - aw) / (1.0 / step + a2)
     h = step * a2
@@ -1109,6 +1106,21 @@ def released_models(name: str, problem, runs: Sequence[Mapping], *, delta: float
                     iterations: int = 100, threads: int | None = None) -> tuple[np.ndarray, list[dict]]:
     """Like :func:`run_many`, but keep only each run's released model ``z_K`` (fast sweeps).
 
+    Parameters
+    ----------
+    name : str
+        One of the algorithms of this module.
+    problem : Problem
+        The problem every run solves.
+    runs : sequence of mapping
+        One mapping per run: ``epsilon``, ``seed``, ``rho`` and the algorithm's parameters.
+    delta : float, default 1e-5
+        δ in [1e-100, 1), shared by every run.
+    iterations : int, default 100
+        K ≥ 1, shared by every run.
+    threads : int or None, default None
+        Threads the runs are split over (default :data:`THREADS`); the models do not depend on it.
+
     Returns
     -------
     models : (len(runs), p) array
@@ -1160,14 +1172,29 @@ def noise_scale(name: str, problem, *, epsilon: float, delta: float, iterations:
 
     Same arguments as :func:`dpadmm_lite.run` (``rho`` may be among ``options``). For the walk the
     ledger counts the visits of the path drawn from ``seed``.
+
+    Parameters
+    ----------
+    name : str
+        One of the algorithms of this module.
+    problem : Problem
+        The problem the run would solve.
+    epsilon : float
+        End-to-end ε in (0, 1e4], or ``math.inf`` (σ = 0).
+    delta : float
+        δ in [1e-100, 1).
+    iterations : int
+        K ≥ 1 rounds (walk steps).
+    seed : int, default 0
+        A whole number ≥ 0; the walk's path and the federated schedule are drawn from it.
     """
     plan, _ = _plan(name, problem, [dict(epsilon=epsilon, seed=seed, **options)], delta=delta, iterations=iterations)
     return float(plan.sigma[0]), plan.ledgers[0], plan.paper[0]
 
 
-def _single(name, problem, *, epsilon, delta, rho, iterations, seed, record_every=1, **options) -> Trace:
-    return run_many(name, problem, [dict(epsilon=epsilon, seed=seed, rho=rho, **options)], delta=delta,
-                    iterations=iterations, record_every=record_every)[0]
+def _single(name: str, problem, run: Mapping, *, delta: float, iterations: int, record_every: int) -> Trace:
+    """One run of ``name``: its settings ``run`` (``epsilon``, ``seed``, ``rho`` and its parameters) as a batch of one."""
+    return run_many(name, problem, [run], delta=delta, iterations=iterations, record_every=record_every)[0]
 
 
 # ====================================================================== registered algorithms
@@ -1182,43 +1209,116 @@ _ALGORITHMS = {
     "dp_prox_sgd": dict(mode=None, private=True, twin="prox_sgd"),
 }
 
-_OPTIONS_DOC = """
-    Options
-    -------
-    gamma
-        γ > 0, the prox parameter (default ``1/rho``): per-record prox step ``γ/n``, z-step
-        ``prox_{(γ/n)λr}``.
-    relaxation
-        θ ∈ (0, 1], the paper's relaxation step λ (default 0.5: plain ADMM).
-    clip
-        C > 0, clipping threshold of ``x − z`` (required for private runs on the squared loss;
-        default: no clipping).
-    calibration
-        ``"accountant"`` (default: the unified accountant meets ε end to end) or ``"paper"``
-        (σ from the paper's theorem for this mode); private algorithms only.
-    record_every
-        k ≥ 1: the trace records the rounds k, 2k, … and the last (default: every round); the run
-        is the same, only fewer iterates are scored.
-"""
-
 
 @register("admm_consensus", paper=PAPER, private=False, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Consensus ADMM as a Douglas–Rachford fixed-point iteration, one block per record (Cyffers et al. "
                       "2023, eqs. 5–7 without noise)")
-def admm_consensus(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
-                   record_every=1, **options) -> Trace:
-    """Non-private twin of :func:`private_admm`: every user updates every round, no noise."""
-    return _single("admm_consensus", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, record_every=record_every, **options)
+def admm_consensus(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+                   iterations: int = 100, seed: int = 0, gamma: float | None = None, relaxation: float = 0.5,
+                   clip: float | None = None, record_every: int = 1) -> Trace:
+    """Consensus ADMM, every user every round, no noise: the non-private twin of :func:`private_admm`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression; one user per record (row).
+    epsilon : float, default math.inf
+        Must be ``math.inf`` (no noise; the private twin is :func:`private_admm`).
+    delta : float, default 1e-5
+        In [1e-100, 1); no privacy is spent, it only labels the trace.
+    rho : float, default 1.0
+        ADMM penalty ρ in [1e-12, 1e12]; sets γ = 1/ρ when ``gamma`` is not given.
+    iterations : int, default 100
+        K ≥ 1 rounds.
+    seed : int, default 0
+        A whole number ≥ 0 (no randomness is drawn without noise or sampling).
+    gamma : float or None, default None
+        γ in [1e-12, 1e12], the prox parameter: per-record prox step ``γ/n``, z-step
+        ``prox_{(γ/n)λr}``. None: ``1/rho``.
+    relaxation : float, default 0.5
+        θ ∈ (0, 1], the paper's relaxation step λ (0.5: plain ADMM).
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of ``x − z``. None: no clipping.
+    record_every : int, default 1
+        k ≥ 1: the trace records the rounds k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The released ``z_k`` of each recorded round, the model ``z_K``, the consensus violation
+        (RMS of ``‖x_i − z‖``) and ``metrics["clipped_fraction"]``; ``privacy`` is ε = ∞.
+
+    Notes
+    -----
+    Eqs. (5)–(7) of the paper with σ = 0: ``z = prox_{(γ/n)λr}(ū)``,
+    ``x_i = prox_{(γ/n)ℓ_i}(2z − u_i)``, ``u_i += 2θ Clip(x_i − z, C)`` (module docstring).
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, eqs. (5)–(7).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_consensus", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
+    """
+    return _single("admm_consensus", problem, dict(epsilon=epsilon, seed=seed, rho=rho, gamma=gamma,
+                                                   relaxation=relaxation, clip=clip),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("private_admm", paper=PAPER, private=True, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Centralized private ADMM: Gaussian noise on every user's u-update, only z released (Cyffers et "
                       "al. 2023, Alg. 2 / Alg. 6, Thm 2)")
-def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
-                 record_every=1, **options) -> Trace:
+def private_admm(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int = 100,
+                 seed: int = 0, gamma: float | None = None, relaxation: float = 0.5, clip: float | None = None,
+                 calibration: str = "accountant", record_every: int = 1) -> Trace:
     """Centralized private ADMM (Algorithm 2; Algorithm 6 for the Lasso), record-level DP.
 
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression; one user per record (row). Without
+        ``clip`` the rows must lie within ``problem.feature_bound`` (the public L).
+    epsilon : float
+        End-to-end budget ε in (0, 1e4] for replace-one neighbours, or ``math.inf`` (no noise:
+        the iterates of :func:`admm_consensus`).
+    delta : float
+        δ in [1e-100, 1).
+    rho : float, default 1.0
+        ADMM penalty ρ in [1e-12, 1e12]; sets γ = 1/ρ when ``gamma`` is not given.
+    iterations : int, default 100
+        K ≥ 1 rounds.
+    seed : int, default 0
+        A whole number ≥ 0 seeding the noise.
+    gamma : float or None, default None
+        γ in [1e-12, 1e12], the prox parameter: per-record prox step ``γ/n``, z-step
+        ``prox_{(γ/n)λr}``. None: ``1/rho``.
+    relaxation : float, default 0.5
+        θ ∈ (0, 1], the paper's relaxation step λ (0.5: plain ADMM).
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of ``x − z``; required on the squared loss (no
+        Lipschitz constant). None: no clipping.
+    calibration : {"accountant", "paper"}, default "accountant"
+        ``"accountant"``: σ such that the unified accountant meets (ε, δ) end to end;
+        ``"paper"``: σ from Theorem 2.
+    record_every : int, default 1
+        k ≥ 1: the trace records the rounds k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The released ``z_k``, the model ``z_K``, ``noise`` (σ, sensitivity, noise multiplier),
+        the ``ledger``, ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 2).
+
+    Notes
+    -----
     Every round: (5) ``z = prox_{(γ/n)λr}(ū)``; (6) every user's ``x_i = prox_{(γ/n)ℓ_i}(2z − u_i)``
     (closed form by Sherman–Morrison for the squared loss); (7)
     ``u_i += 2θ(Clip(x_i − z, C) + ½σξ_i)``. Only ``z_K`` is released (the trace's curves are the
@@ -1226,29 +1326,141 @@ def private_admm(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
     user's u-block, sensitivity ``2θ·min(2C, 2Lγ/n)``, noise ``θσ`` — for every n ≥ 1: given the
     released u-updates a user's state is known, and from any state one update moves by at most
     that much (the argument in :func:`private_admm_federated`, with q = 1).
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Algorithms 2 and 6, Theorem 2.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("private_admm", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
-    return _single("private_admm", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   record_every=record_every, **options)
+    return _single("private_admm", problem, dict(epsilon=epsilon, seed=seed, rho=rho, gamma=gamma,
+                                                 relaxation=relaxation, clip=clip, calibration=calibration),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("admm_federated", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_ADMM_TUNING,
           description="Federated consensus ADMM: each round a Poisson sample of users updates (Cyffers et al. 2023, "
                       "Alg. 3 without noise)")
-def admm_federated(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
-                   record_every=1, **options) -> Trace:
-    """Non-private twin of :func:`private_admm_federated`."""
-    return _single("admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, record_every=record_every, **options)
+def admm_federated(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+                   iterations: int = 100, seed: int = 0, gamma: float | None = None, relaxation: float = 0.5,
+                   clip: float | None = None, sampling_rate: float = 0.1, record_every: int = 1) -> Trace:
+    """Federated consensus ADMM with Poisson user sampling, no noise: the twin of :func:`private_admm_federated`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression; one user per record (row).
+    epsilon : float, default math.inf
+        Must be ``math.inf`` (no noise; the private twin is :func:`private_admm_federated`).
+    delta : float, default 1e-5
+        In [1e-100, 1); no privacy is spent, it only labels the trace.
+    rho : float, default 1.0
+        ADMM penalty ρ in [1e-12, 1e12]; sets γ = 1/ρ when ``gamma`` is not given.
+    iterations : int, default 100
+        K ≥ 1 rounds.
+    seed : int, default 0
+        A whole number ≥ 0 seeding who takes part in which round.
+    gamma : float or None, default None
+        γ in [1e-12, 1e12], the prox parameter (per-record prox step ``γ/n``). None: ``1/rho``.
+    relaxation : float, default 0.5
+        θ ∈ (0, 1], the paper's relaxation step λ (0.5: plain ADMM).
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of ``x − z``. None: no clipping.
+    sampling_rate : float, default 0.1
+        q in [1e-9, 1]: each user takes part in each round with probability q.
+    record_every : int, default 1
+        k ≥ 1: the trace records the rounds k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The ``z_k`` of each recorded round and the model ``z_K``; ``privacy`` is ε = ∞.
+
+    Notes
+    -----
+    Algorithm 3 of the paper with σ = 0: the sampled users run (6)–(7) from the broadcast z and
+    the server adds ``(1/n)ΣΔu_i`` to its running mean ``ū``, then ``z = prox_{(γ/n)λr}(ū)``.
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Algorithm 3.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_federated", problem, iterations=10, seed=0, sampling_rate=0.5)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
+    """
+    return _single("admm_federated", problem, dict(epsilon=epsilon, seed=seed, rho=rho, gamma=gamma,
+                                                   relaxation=relaxation, clip=clip, sampling_rate=sampling_rate),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("private_admm_federated", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
           tuning={**_ADMM_TUNING, "sampling_rate": (0.1,)},
           description="Federated private ADMM with Poisson user sampling: each user's own noise, every "
                       "participation counted (Cyffers et al. 2023, Alg. 3)")
-def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
-                           record_every=1, **options) -> Trace:
+def private_admm_federated(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int = 100,
+                           seed: int = 0, gamma: float | None = None, relaxation: float = 0.5,
+                           clip: float | None = None, sampling_rate: float = 0.1, calibration: str = "accountant",
+                           record_every: int = 1) -> Trace:
     """Federated private ADMM (Algorithm 3), user-level DP, users Poisson-sampled at rate q.
 
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression; one user per record (row). Without
+        ``clip`` the rows must lie within ``problem.feature_bound`` (the public L).
+    epsilon : float
+        End-to-end budget ε in (0, 1e4] for replace-one neighbours, or ``math.inf`` (no noise:
+        the iterates of :func:`admm_federated`).
+    delta : float
+        δ in [1e-100, 1).
+    rho : float, default 1.0
+        ADMM penalty ρ in [1e-12, 1e12]; sets γ = 1/ρ when ``gamma`` is not given.
+    iterations : int, default 100
+        K ≥ 1 rounds.
+    seed : int, default 0
+        A whole number ≥ 0 seeding who takes part (one stream) and the noise (another).
+    gamma : float or None, default None
+        γ in [1e-12, 1e12], the prox parameter (per-record prox step ``γ/n``). None: ``1/rho``.
+    relaxation : float, default 0.5
+        θ ∈ (0, 1], the paper's relaxation step λ (0.5: plain ADMM).
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of ``x − z``; required on the squared loss.
+        None: no clipping.
+    sampling_rate : float, default 0.1
+        q in [1e-9, 1]: each user takes part in each round with probability q (0.1: the paper's
+        experiment).
+    calibration : {"accountant", "paper"}, default "accountant"
+        ``"accountant"``: σ such that the unified accountant meets (ε, δ) end to end;
+        ``"paper"``: σ from Theorem 3 (central).
+    record_every : int, default 1
+        k ≥ 1: the trace records the rounds k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The released ``z_k``, the model ``z_K``, ``noise`` (σ and
+        ``participations_of_most_exposed_user``), the ``ledger``, ``privacy`` and
+        ``privacy_paper`` (Theorem 3).
+
+    Notes
+    -----
     Each round every user joins independently with probability ``sampling_rate`` (q); the joining
     users run (6)–(7) locally from the broadcast z, add their own noise θσξ_i and send ``Δu_i``;
     the server adds ``(1/n)ΣΔu_i`` to its running mean ``ū`` and broadcasts
@@ -1270,8 +1482,8 @@ def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, 
     (of μ-GDP mechanisms, Dong, Roth & Su 2022) gives the ledger, and the ``z_k`` are
     post-processing.
 
-    Why not the Poisson-subsampled Gaussian (the amplified ε of Theorem 3, and of this library
-    before): a user's noise is there only when it takes part, unlike DP-SGD's server noise
+    Why not the Poisson-subsampled Gaussian (the amplified ε of Theorem 3): a user's noise is
+    there only when it takes part, unlike DP-SGD's server noise
     (:func:`dp_prox_sgd`), so it cannot hide *whether* it took part — with n = 1 the aggregate is
     0 or the user's message; one round at the σ of the amplified ε = 1 is (2.90, 10⁻⁵)-DP at
     q = 0.1 (1.57 for n = 2, 1.10 for n = 3). The other participants' noise does hide it within a
@@ -1281,85 +1493,321 @@ def private_admm_federated(problem, *, epsilon, delta, rho=1.0, iterations=100, 
     on the target's record and the subsampling argument does not apply. We know of no proof for
     the central model with this state, so only the user's own noise is counted.
 
-    ``sampling_rate``: q ∈ (0, 1] (default 0.1, the paper's experiment).
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Algorithm 3, Theorem 3.
+    J. Dong, A. Roth, W. J. Su, "Gaussian differential privacy", JRSS B, 2022.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("private_admm_federated", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.noise["participations_of_most_exposed_user"] <= 10
+    (True, True)
     """
-    return _single("private_admm_federated", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, record_every=record_every, **options)
+    return _single("private_admm_federated", problem,
+                   dict(epsilon=epsilon, seed=seed, rho=rho, gamma=gamma, relaxation=relaxation, clip=clip,
+                        sampling_rate=sampling_rate, calibration=calibration),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("admm_walk", paper=PAPER, private=False, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
           description="Decentralized consensus ADMM along a random walk: one user updates per step (Cyffers et al. "
                       "2023, Alg. 4 without noise)")
-def admm_walk(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
-              record_every=1, **options) -> Trace:
-    """Non-private twin of :func:`private_admm_walk`."""
-    return _single("admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   record_every=record_every, **options)
+def admm_walk(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+              iterations: int = 100, seed: int = 0, gamma: float | None = None, relaxation: float = 0.5,
+              clip: float | None = None, topology: str | _topology.Topology = "complete", graph_seed: int = 0,
+              record_every: int = 1) -> Trace:
+    """Consensus ADMM along a random walk, one user per step, no noise: the twin of :func:`private_admm_walk`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression with at least 2 records; one user per
+        record.
+    epsilon : float, default math.inf
+        Must be ``math.inf`` (no noise; the private twin is :func:`private_admm_walk`).
+    delta : float, default 1e-5
+        In [1e-100, 1); no privacy is spent, it only labels the trace.
+    rho : float, default 1.0
+        ADMM penalty ρ in [1e-12, 1e12]; sets γ = 1/ρ when ``gamma`` is not given.
+    iterations : int, default 100
+        K ≥ 1 walk steps.
+    seed : int, default 0
+        A whole number ≥ 0 seeding the walk's path.
+    gamma : float or None, default None
+        γ in [1e-12, 1e12], the prox parameter (per-record prox step ``γ/n``). None: ``1/rho``.
+    relaxation : float, default 0.5
+        θ ∈ (0, 1], the paper's relaxation step λ (0.5: plain ADMM).
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of ``x − z``. None: no clipping.
+    topology : str or Topology, default "complete"
+        The graph the model walks on: a name of :data:`dpadmm_lite.topology.NAMES` or a connected
+        :class:`~dpadmm_lite.topology.Topology` with one node per record.
+    graph_seed : int, default 0
+        A whole number ≥ 0 seeding a random graph (``"erdos_renyi"``, ``"small_world"``).
+    record_every : int, default 1
+        k ≥ 1: the trace records the steps k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The ``z_k`` of each recorded step and the model ``z_K``; ``privacy`` is ε = ∞.
+
+    Notes
+    -----
+    Algorithm 4 of the paper with σ = 0: the user holding the model runs (6)–(7), updates
+    ``ū += Δu_i/n`` and ``z = prox_{(γ/n)λr}(ū)``, and sends ``z`` to a uniform neighbour.
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Algorithm 4.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_walk", problem, iterations=10, seed=0, topology="ring")
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
+    """
+    return _single("admm_walk", problem, dict(epsilon=epsilon, seed=seed, rho=rho, gamma=gamma,
+                                              relaxation=relaxation, clip=clip, topology=topology,
+                                              graph_seed=graph_seed),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("private_admm_walk", paper=PAPER, private=True, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
           description="Fully decentralized private ADMM: the model walks from user to user (Cyffers et al. 2023, "
                       "Alg. 4, Thm 4 on the complete graph)")
-def private_admm_walk(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
-                      record_every=1, **options) -> Trace:
+def private_admm_walk(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int = 100,
+                      seed: int = 0, gamma: float | None = None, relaxation: float = 0.5, clip: float | None = None,
+                      topology: str | _topology.Topology = "complete", graph_seed: int = 0,
+                      calibration: str = "accountant", record_every: int = 1) -> Trace:
     """Fully decentralized private ADMM (Algorithm 4): ``iterations`` is the number of walk steps.
 
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression with at least 2 records (n = 1 is
+        refused: the model cannot move to another user); one user per record. Without ``clip``
+        the rows must lie within ``problem.feature_bound`` (the public L).
+    epsilon : float
+        End-to-end budget ε in (0, 1e4] for replace-one neighbours, or ``math.inf`` (no noise:
+        the iterates of :func:`admm_walk`).
+    delta : float
+        δ in [1e-100, 1).
+    rho : float, default 1.0
+        ADMM penalty ρ in [1e-12, 1e12]; sets γ = 1/ρ when ``gamma`` is not given.
+    iterations : int, default 100
+        K ≥ 1 walk steps.
+    seed : int, default 0
+        A whole number ≥ 0 seeding the walk's path (one stream) and the noise (another).
+    gamma : float or None, default None
+        γ in [1e-12, 1e12], the prox parameter (per-record prox step ``γ/n``). None: ``1/rho``.
+    relaxation : float, default 0.5
+        θ ∈ (0, 1], the paper's relaxation step λ (0.5: plain ADMM).
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of ``x − z``; required on the squared loss.
+        None: no clipping.
+    topology : str or Topology, default "complete"
+        The graph the model walks on: a name of :data:`dpadmm_lite.topology.NAMES` or a connected
+        :class:`~dpadmm_lite.topology.Topology` with one node per record.
+    graph_seed : int, default 0
+        A whole number ≥ 0 seeding a random graph (``"erdos_renyi"``, ``"small_world"``).
+    calibration : {"accountant", "paper"}, default "accountant"
+        ``"accountant"``: σ such that the unified accountant meets (ε, δ) end to end;
+        ``"paper"``: σ from Theorem 4 on the complete graph, Theorem 3's local bound on others.
+    record_every : int, default 1
+        k ≥ 1: the trace records the steps k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The released ``z_k``, the model ``z_K``, ``noise`` (σ and
+        ``visits_of_most_visited_user``), the ``ledger``, ``privacy`` and ``privacy_paper``.
+
+    Notes
+    -----
     The model ``z`` starts at a uniformly chosen user; at each step the user holding it runs
     (6)–(7) with its own record, updates ``ū += Δu_i/n`` and ``z = prox_{(γ/n)λr}(ū)``, and sends
-    ``z`` to a uniformly chosen neighbour on ``topology`` (default ``"complete"``; any connected
-    graph from :mod:`dpadmm_lite.topology`, or a :class:`~dpadmm_lite.topology.Topology` with one
-    node per record; ``graph_seed`` seeds random graphs). The ledger is the local guarantee (each
+    ``z`` to a uniformly chosen neighbour on ``topology``. The ledger is the local guarantee (each
     visit of the most visited user; the path does not depend on the data, so it is drawn first),
     sound for every n ≥ 2 by the argument of :func:`private_admm_federated` (reveal ``ū`` after
     each step: it gives the visited user's update, so every state is a function of what was
-    released, and ``z`` is post-processing); n = 1 is refused (the model cannot move to another
-    user). ``privacy_paper`` is Theorem 4 (network DP) on the complete graph — the only graph it
-    is proved for — and Theorem 3's local bound on any other.
+    released, and ``z`` is post-processing). ``privacy_paper`` is Theorem 4 (network DP) on the
+    complete graph — the only graph it is proved for — and Theorem 3's local bound on any other.
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Algorithm 4, Theorems 3 and 4.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("private_admm_walk", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.noise["visits_of_most_visited_user"] <= 10
+    (True, True)
     """
-    return _single("private_admm_walk", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
-                   seed=seed, record_every=record_every, **options)
+    return _single("private_admm_walk", problem,
+                   dict(epsilon=epsilon, seed=seed, rho=rho, gamma=gamma, relaxation=relaxation, clip=clip,
+                        topology=topology, graph_seed=graph_seed, calibration=calibration),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("prox_sgd", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_SGD_TUNING,
           description="Proximal SGD over Poisson-sampled users (the baseline of Cyffers et al. 2023, App. E, without "
                       "noise)")
-def prox_sgd(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0,
-             record_every=1, **options) -> Trace:
-    """Non-private twin of :func:`dp_prox_sgd`."""
-    return _single("prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   record_every=record_every, **options)
+def prox_sgd(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+             iterations: int = 100, seed: int = 0, step: float | None = None, clip: float | None = None,
+             sampling_rate: float = 0.1, record_every: int = 1) -> Trace:
+    """Proximal SGD over Poisson-sampled users, no noise: the non-private twin of :func:`dp_prox_sgd`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression; one user per record (row).
+    epsilon : float, default math.inf
+        Must be ``math.inf`` (no noise; the private twin is :func:`dp_prox_sgd`).
+    delta : float, default 1e-5
+        In [1e-100, 1); no privacy is spent, it only labels the trace.
+    rho : float, default 1.0
+        In [1e-12, 1e12]; checked but not used (SGD has no penalty).
+    iterations : int, default 100
+        K ≥ 1 rounds.
+    seed : int, default 0
+        A whole number ≥ 0 seeding who takes part in which round.
+    step : float or None, default None
+        η in [1e-12, 1e12]. None: ``1/problem.public_smoothness``.
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of each per-example gradient. None: no clipping.
+    sampling_rate : float, default 0.1
+        q in [1e-9, 1]: each user takes part in each round with probability q.
+    record_every : int, default 1
+        k ≥ 1: the trace records the rounds k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The ``z_k`` of each recorded round and the model ``z_K``;
+        ``metrics["gradient_norm"]`` is the RMS per-example gradient norm; ``privacy`` is ε = ∞.
+
+    Notes
+    -----
+    ``z ← prox_{ηλr}(z − η g)``, ``g = Σ_{i∈S} Clip(∇ℓ_i(z), C)/(qn)``, S a Poisson sample at rate q.
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Proposition 1 and Appendix E.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("prox_sgd", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
+    """
+    return _single("prox_sgd", problem, dict(epsilon=epsilon, seed=seed, rho=rho, step=step, clip=clip,
+                                             sampling_rate=sampling_rate),
+                   delta=delta, iterations=iterations, record_every=record_every)
 
 
 @register("dp_prox_sgd", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
           tuning={**_SGD_TUNING, "sampling_rate": (0.1,)},
           description="Proximal DP-SGD with Poisson user sampling: the noisy fixed-point iteration of Prop. 1 (baseline "
                       "of Cyffers et al. 2023, App. E)")
-def dp_prox_sgd(problem, *, epsilon, delta, rho=1.0, iterations=100, seed=0,
-                record_every=1, **options) -> Trace:
+def dp_prox_sgd(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int = 100,
+                seed: int = 0, step: float | None = None, clip: float | None = None, sampling_rate: float = 0.1,
+                neighbours: str = "replace_one", calibration: str = "accountant", record_every: int = 1) -> Trace:
     """Proximal DP-SGD, the baseline of the paper's experiment, with the same user sampling.
 
+    Parameters
+    ----------
+    problem : Problem
+        The Lasso or ℓ1/ℓ2-regularised logistic regression; one user per record (row). Without
+        ``clip`` the rows must lie within ``problem.feature_bound`` (the public L).
+    epsilon : float
+        End-to-end budget ε in (0, 1e4] for replace-one neighbours, or ``math.inf`` (no noise:
+        the iterates of :func:`prox_sgd`).
+    delta : float
+        δ in [1e-100, 1).
+    rho : float, default 1.0
+        In [1e-12, 1e12]; checked but not used (SGD has no penalty).
+    iterations : int, default 100
+        K ≥ 1 rounds.
+    seed : int, default 0
+        A whole number ≥ 0 seeding who takes part (one stream) and the noise (another).
+    step : float or None, default None
+        η in [1e-12, 1e12]. None: ``1/problem.public_smoothness``.
+    clip : float or None, default None
+        C in [1e-12, 1e12], clipping threshold of each per-example gradient; required on the
+        squared loss. None: no clipping (the bound is the public L).
+    sampling_rate : float, default 0.1
+        q in [1e-9, 1]: each user takes part in each round with probability q.
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        How the replace-one guarantee is accounted (:data:`SGD_NEIGHBOURS`).
+    calibration : {"accountant"}, default "accountant"
+        Only ``"accountant"``: the paper states no theorem for its baseline, so ``"paper"`` is
+        refused (ValueError).
+    record_every : int, default 1
+        k ≥ 1: the trace records the rounds k, 2k, … and the last; the run is the same.
+
+    Returns
+    -------
+    Trace
+        The released ``z_k``, the model ``z_K``, ``noise`` (σ, sensitivity, noise multiplier),
+        the ``ledger`` and ``privacy``; ``metrics["gradient_norm"]`` is the RMS per-example
+        gradient norm.
+
+    Notes
+    -----
     ``z ← prox_{ηλr}(z − η g̃)``, ``g̃ = (Σ_{i∈S} Clip(∇ℓ_i(z), C) + σξ)/(qn)``, S a Poisson sample
     at rate q. As a noisy fixed-point iteration (Prop. 1): Algorithm 1 with the operator
     ``R = I − (2/β)∇f``, step ``λ_k = ηβ/2``, error ``e_k`` = the sampling error of the gradient
-    and noise ``(β/2)·σ/(qn)``, followed by the prox of the regulariser. ``rho`` is not used.
+    and noise ``(β/2)·σ/(qn)``, followed by the prox of the regulariser.
 
-    Options: ``step`` η > 0 (default ``1/problem.public_smoothness``), ``clip`` C (required on
-    the squared loss), ``sampling_rate`` q ∈ (0, 1] (default 0.1), ``neighbours`` (how the
-    replace-one guarantee is accounted, :data:`SGD_NEIGHBOURS`), ``record_every`` (as in
-    :func:`private_admm`: the rounds the trace records). The ledger: K Poisson-subsampled
-    Gaussian releases of the clipped sum, noise σ. The paper's neighbours are replace-one (one
-    record replaced, Sec. 2), and by default (``neighbours="replace_one"``) each release is the exact
-    replace-one pair ``q·N(+C, σ²) + (1 − q)·N(0, σ²)`` against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``,
-    sensitivity C per record; ``"add_remove"`` records the same releases as add/remove with
-    sensitivity 2C (sound, looser: more noise for the same ε). This is the
-    subsampled Gaussian mechanism exactly, for every n ≥ 1: the server draws σξ every round
-    whoever takes part (even nobody), so the noise that hides whether a user took part is always
-    there, and the gradients are taken at z, a function of the past releases (no user keeps a
-    state) — unlike :func:`private_admm_federated`, whose users add their own noise.
+    The ledger: K Poisson-subsampled Gaussian releases of the clipped sum, noise σ. The paper's
+    neighbours are replace-one (one record replaced, Sec. 2), and by default
+    (``neighbours="replace_one"``) each release is the exact replace-one pair
+    ``q·N(+C, σ²) + (1 − q)·N(0, σ²)`` against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``, sensitivity C
+    per record; ``"add_remove"`` records the same releases as add/remove with sensitivity 2C
+    (sound, looser: more noise for the same ε). This is the subsampled Gaussian mechanism
+    exactly, for every n ≥ 1: the server draws σξ every round whoever takes part (even nobody),
+    so the noise that hides whether a user took part is always there, and the gradients are taken
+    at z, a function of the past releases (no user keeps a state) — unlike
+    :func:`private_admm_federated`, whose users add their own noise.
+
+    References
+    ----------
+    E. Cyffers, A. Bellet, D. Basu, "From noisy fixed-point iterations to private ADMM for
+    centralized and federated learning", ICML 2023, Proposition 1 and Appendix E.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_prox_sgd", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
-    return _single("dp_prox_sgd", problem, epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
-                   record_every=record_every, **options)
-
-
-for _f in (admm_consensus, private_admm, admm_federated, private_admm_federated, admm_walk, private_admm_walk):
-    _f.__doc__ += _OPTIONS_DOC
+    return _single("dp_prox_sgd", problem,
+                   dict(epsilon=epsilon, seed=seed, rho=rho, step=step, clip=clip, sampling_rate=sampling_rate,
+                        neighbours=neighbours, calibration=calibration),
+                   delta=delta, iterations=iterations, record_every=record_every)

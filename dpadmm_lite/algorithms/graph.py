@@ -90,7 +90,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import scipy.linalg.blas
@@ -131,9 +131,8 @@ def _gram_per_agent(A) -> np.ndarray:
 def _add_products_per_agent(L, R, out) -> None:
     """``out_p += L_p R_p`` for every agent p of C-ordered stacks ``L`` (N, a, k), ``R`` (N, k, b) and ``out``
     (N, a, b), one BLAS ``gemm`` per agent written in place (as the transposed product, so that no
-    array is copied). Used in the browser only, where numpy has no BLAS: on the Zhang & Zhu panel's
-    BFGS factors, 20 × (104 × 16)(16 × 104), numpy's batched product and the sum took 3.5 ms, these
-    1.3 ms (Pyodide under Node), 18 times a re-run."""
+    array is copied). Used in the browser only, where numpy has no BLAS and its batched product is a
+    plain loop: a BLAS ``gemm`` per agent is faster on the Zhang & Zhu panel's BFGS factors."""
     if not out.flags.c_contiguous:  # gemm would write into a copy
         out += np.matmul(L, R)
         return
@@ -146,6 +145,15 @@ def _add_products_per_agent(L, R, out) -> None:
 @dataclass(eq=False)
 class LocalData:
     """A problem's data dealt to the agents, with the products every local solve needs.
+
+    Parameters
+    ----------
+    agents : Agents
+        The stacked ``(N, m_max, d)`` data.
+    weights : ndarray
+        ``w_p = N m_p / n`` per agent.
+    block : scipy.sparse.csr_matrix or None, default None
+        The block-diagonal matrix of the agents' sparse features; None for dense features.
 
     Attributes
     ----------
@@ -236,8 +244,8 @@ class LocalData:
         p = self.agents.problem
         s = self.weights[:, None] / self.sizes[:, None] * np.where(self.agents.mask, p._curvature_of_margin(Z), 0.0)
         A = self._X32 * np.sqrt(s).astype(np.float32)[:, :, None]
-        if sys.platform == "emscripten":  # in the browser numpy has no BLAS: its batched AᵀA took 216 ms on the
-            return _gram_per_agent(A)     # Zhang & Zhu panel's stack (20 × 400 × 104), scipy's syrk 77 ms
+        if sys.platform == "emscripten":  # in the browser numpy has no BLAS: its batched AᵀA is a plain loop,
+            return _gram_per_agent(A)     # scipy's syrk per agent is faster
         return np.matmul(A.transpose(0, 2, 1), A).astype(float)
 
     @cached_property
@@ -290,7 +298,15 @@ _CACHE_LOCK = threading.Lock()  # runs on several threads (parallel_runs) share 
 
 
 def local_data(problem: Problem, owner) -> LocalData:
-    """Stack ``problem``'s data by ``owner`` (cached per problem and split; safe to call from threads)."""
+    """Stack ``problem``'s data by ``owner`` (cached per problem and split; safe to call from threads).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose rows are dealt.
+    owner : ndarray
+        The agent of each training record.
+    """
     owner = np.asarray(owner)
     key = (owner.shape, owner.tobytes(), id(problem.X))
     with _CACHE_LOCK:
@@ -327,8 +343,7 @@ def parallel_runs(n_jobs: int | None = None):
     """Run the :func:`dpadmm_book.sweep.grid` calls inside the block on ``n_jobs`` threads of this process.
 
     ``n_jobs=None`` (default): :func:`free_cores` when the block starts — one thread on a busy
-    machine, where a second one only contends for the cores and the GIL (measured: 0.66× at a
-    load of 7–9 on 2 cores).
+    machine, where a second one only contends for the cores and the GIL.
 
     A graph run spends much of its time in sparse products and array operations that release the
     GIL, so runs on two threads overlap on two free cores (on a loaded machine there is no free
@@ -342,6 +357,11 @@ def parallel_runs(n_jobs: int | None = None):
 
     >>> with parallel_runs(2):  # doctest: +SKIP
     ...     frame = book.sweep.grid(task, {"epsilon": [1.0, 4.0]}, seeds=range(10), name="runs")
+
+    Parameters
+    ----------
+    n_jobs : int or None, default None
+        Threads ≥ 1; None: :func:`free_cores` when the block starts.
     """
     import joblib
 
@@ -362,6 +382,21 @@ class LocalSolution(NamedTuple):
     ``max_p ‖F_p − argmin_p‖₂`` from strong convexity; ``converged`` whether every agent met
     ``inner_tol`` (False: stopped at ``max_inner``); ``loss`` the mean local losses ``h_p(F_p)`` when
     the solver has them (ℓ2-logistic), else ``None``.
+
+    Parameters
+    ----------
+    F : ndarray
+        The minimisers, (N, d).
+    margins : ndarray or None
+        Their margins ``X_p f_p`` (N, m_max), or None (squared loss).
+    steps : int
+        The inner steps taken.
+    residual : float
+        The certified bound ``max_p ‖F_p − argmin_p‖₂``.
+    converged : bool
+        Whether every agent met ``inner_tol``.
+    loss : ndarray or None, default None
+        The mean local losses ``h_p(F_p)`` when the solver has them.
     """
 
     F: np.ndarray
@@ -448,8 +483,8 @@ class LocalSolver:
         """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
         folded into it (the Newton direction is ``H grad``)."""
         v32 = v.astype(np.float32)  # the inverses are single precision (:meth:`_newton`), so is their product
-        if sys.platform == "emscripten":  # numpy has no BLAS there: on the Zhang & Zhu panel's 20 × 104 × 104 inverses
-            out = np.einsum("pij,pj->pi", self._inverse, v32)  # (in double) its batched product took 348 µs, einsum 111
+        if sys.platform == "emscripten":  # numpy has no BLAS there: einsum is faster than its batched product
+            out = np.einsum("pij,pj->pi", self._inverse, v32)  # on the Zhang & Zhu panel's (20, 104, 104) inverses
         else:
             out = np.matmul(self._inverse, v32[:, :, None])[:, :, 0]
         out = out.astype(float)  # the corrections and the step are double
@@ -557,7 +592,7 @@ class LocalSolver:
             grad_new = data_grad_new + s * F_new + b
             norm_new = np.sqrt(np.einsum("ij,ij->i", grad_new, grad_new))
             if not fresh and np.any((norm_new > REFRESH * norm) & (np.abs(grad_new).max(axis=1) > tol)):
-                self._inverse = None  # the lagged Hessian no longer contracts: form it anew next step
+                self._inverse = None  # the lagged Hessian does not contract any more: form it anew next step
                 self._hessian = None
                 direction = None
             elif np.abs(grad_new).max() > tol:  # BFGS: fold the curvature the step measured into the inverses
@@ -591,13 +626,27 @@ class LocalSolver:
 
 
 def consensus_violation(F) -> np.ndarray:
-    """``sqrt(mean_p ‖f_p − f̄‖²)`` of stacked local models ``F`` (..., N, d)."""
+    """``sqrt(mean_p ‖f_p − f̄‖²)`` of stacked local models ``F`` (..., N, d).
+
+    Parameters
+    ----------
+    F : ndarray
+        Stacked local models, shape (..., N, d).
+    """
     F = np.asarray(F)
     return np.sqrt(((F - F.mean(axis=-2, keepdims=True)) ** 2).sum(axis=-1).mean(axis=-1))
 
 
 def neighbour_distances(F, edges) -> np.ndarray:
-    """``‖f_p − f_j‖`` for every edge ``(p, j)`` of ``edges`` (E, 2): shape (..., E)."""
+    """``‖f_p − f_j‖`` for every edge ``(p, j)`` of ``edges`` (E, 2): shape (..., E).
+
+    Parameters
+    ----------
+    F : ndarray
+        Stacked local models, shape (..., N, d).
+    edges : ndarray
+        The graph's edges ``(p, j)``, shape (E, 2).
+    """
     F = np.asarray(F)
     edges = np.asarray(edges, int).reshape(-1, 2)
     return np.linalg.norm(F[..., edges[:, 0], :] - F[..., edges[:, 1], :], axis=-1)
@@ -606,7 +655,17 @@ def neighbour_distances(F, edges) -> np.ndarray:
 # ---------------------------------------------------------------------- the network and its data
 @dataclass(eq=False)
 class Network:
-    """A run's graph and how the records are dealt to its agents (shared by every graph algorithm)."""
+    """A run's graph and how the records are dealt to its agents (shared by every graph algorithm).
+
+    Parameters
+    ----------
+    graph : Topology
+        The connected topology.
+    owner : ndarray
+        The agent of each record.
+    data : LocalData
+        The records stacked by agent.
+    """
 
     graph: topologies.Topology
     owner: np.ndarray
@@ -630,6 +689,23 @@ def network(problem: Problem, *, topology="ring", n_agents: int | None = None, s
     record) or ``sizes`` (see :func:`dpadmm_lite.datasets.split`) say who holds what; every agent
     must hold at least ``min_local_size`` records (ValueError naming ``n_agents``, ``sizes`` or
     ``owner`` otherwise).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose records are dealt.
+    topology : str or Topology, default "ring"
+        A name of :data:`dpadmm_lite.topology.NAMES` or a connected Topology.
+    n_agents : int or None, default None
+        Agents N ∈ [1, n]; None: the topology's, else 10.
+    sizes : str, sequence of int or None, default None
+        Local sizes (see :func:`dpadmm_lite.datasets.split`).
+    owner : ndarray or None, default None
+        The agent of each record (overrides ``n_agents`` and ``sizes``).
+    seed : int, default 0
+        Seeds the deal of the records and a random topology.
+    min_local_size : int, default 1
+        Every agent must hold at least this many records.
     """
     if isinstance(topology, topologies.Topology):
         if n_agents is not None and check.count("n_agents", n_agents) != topology.n_agents:
@@ -671,6 +747,15 @@ class Record:
     ``released[t]`` holds the models the agents broadcast at iteration ``t + 1`` (``f_p`` for
     ADMM and DVP, ``V_p = f_p + ε_p`` for PVP), ``loss[t]`` each agent's mean local loss at its
     released model; ``noise[t]`` the mean norm of the noise the agents drew.
+
+    Parameters
+    ----------
+    T : int
+        Iterations of the run.
+    N : int
+        Agents.
+    d : int
+        Dimension of a model.
     """
 
     def __init__(self, T: int, N: int, d: int):
@@ -707,6 +792,31 @@ def finish(problem: Problem, name: str, net: Network, record: Record, *, rho: fl
     neighbours, ``params["node_test_error"]`` (N,) the test error of each agent's last released
     model, ``params["graph"]`` the topology (for drawing). ``not_covered``: why no guarantee
     covers the run (:func:`~dpadmm_lite.trace.from_iterates`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem the run solved.
+    name : str
+        The algorithm.
+    net : Network
+        The run's graph and data.
+    record : Record
+        What the run recorded per iteration.
+    rho : float
+        The ADMM penalty (for ``model_change``).
+    noise : dict or None, default None
+        The trace's ``noise`` entries.
+    ledger : sequence of PrivacyEvent, default ()
+        The run's privacy ledger.
+    delta : float or None, default None
+        δ of the run's guarantee.
+    privacy_paper : PrivacyGuarantee or None, default None
+        The paper's own statement.
+    params : dict or None, default None
+        Settings added to ``params``.
+    not_covered : str or None, default None
+        Why no guarantee covers the run (None: covered).
     """
     graph, data = net.graph, net.data
     R = record.released
@@ -763,7 +873,15 @@ def _node_test_error(problem: Problem, R) -> np.ndarray:
 
 
 def solved_loss(data: LocalData, solution: LocalSolution) -> np.ndarray:
-    """Mean local losses at a solution's models: from the solver when it has them, else one data pass."""
+    """Mean local losses at a solution's models: from the solver when it has them, else one data pass.
+
+    Parameters
+    ----------
+    data : LocalData
+        The agents' data.
+    solution : LocalSolution
+        A solve's result.
+    """
     if solution.loss is not None:
         return solution.loss
     return data.loss(data.margins(solution.F) if solution.margins is None else solution.margins)
@@ -775,34 +893,41 @@ def solved_loss(data: LocalData, solution: LocalSolution) -> np.ndarray:
           tasks=("logistic-l2", "logistic-l1", "lasso"), tuning={"rho": (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)})
 @one_blas_thread
 def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
-               iterations: int = 100, seed: int = 0, topology="ring", n_agents: int | None = None,
-               sizes=None, owner=None, inner_tol: float = 1e-9, max_inner: int | None = None) -> Trace:
+               iterations: int = 100, seed: int = 0, topology: str | topologies.Topology = "ring",
+               n_agents: int | None = None, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+               inner_tol: float = 1e-9, max_inner: int | None = None) -> Trace:
     """Consensus ADMM over a network: Zhang & Zhu (2017), Algorithm 1, eqs. (9)–(11).
 
     Parameters
     ----------
-    problem
+    problem : Problem
         A :class:`~dpadmm_lite.problems.Problem` with ``regularizer`` ``"l1"`` or ``"l2"``.
-    epsilon
+    epsilon : float, default math.inf
         Must be ``math.inf``: the algorithm adds no noise (``dvp_graph``/``pvp_graph`` are its
         private versions).
-    delta
+    delta : float, default 1e-05
         Unused (no noise); kept for the common :func:`dpadmm_lite.run` signature.
-    rho
+    rho : float, default 1.0
         The ADMM penalty (the paper's η).
-    iterations
+    iterations : int, default 100
         Number of ADMM iterations ``T``.
-    seed
+    seed : int, default 0
         Seeds the random data split and random topologies (the updates are deterministic).
-    topology
+    topology : str or Topology, default "ring"
         A name of :func:`dpadmm_lite.topology.make` or a :class:`~dpadmm_lite.topology.Topology`;
         it must be connected.
-    n_agents
+    n_agents : int or None, default None
         ``N`` (default 10, or the topology's); at most the number of samples.
-    sizes, owner
+    sizes : str, sequence of int or None, default None
         How the samples are dealt: ``owner[j]`` = agent of sample ``j``, or ``sizes`` for
         :func:`dpadmm_lite.datasets.split` (None = equal sizes, ``"unequal"``, or explicit).
-    inner_tol, max_inner
+    owner : ndarray or None, default None
+        How the samples are dealt: ``owner[j]`` = agent of sample ``j``, or ``sizes`` for
+        :func:`dpadmm_lite.datasets.split` (None = equal sizes, ``"unequal"``, or explicit).
+    inner_tol : float, default 1e-9
+        Stop the local solver when every agent's (proximal-)gradient norm is ≤ ``inner_tol``
+        or after ``max_inner`` steps (default 100 for ℓ2, 500 for ℓ1).
+    max_inner : int or None, default None
         Stop the local solver when every agent's (proximal-)gradient norm is ≤ ``inner_tol``
         or after ``max_inner`` steps (default 100 for ℓ2, 500 for ℓ1).
 
@@ -820,6 +945,21 @@ def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e
     passes over the data per inner step for the logistic loss; none for the squared loss,
     which works from the cached Gram matrices). See the module notes for the mapping to the
     paper's notation and the local solvers.
+
+    References
+    ----------
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017, Sec. II-A.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_graph", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     if not math.isinf(check.epsilon(epsilon)):
         raise ValueError(f"epsilon must be ∞ (math.inf) for the non-private 'admm_graph', got {epsilon!r}")

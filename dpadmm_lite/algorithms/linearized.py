@@ -39,8 +39,8 @@ private run never reads the data either: the default ``η = 1/L`` uses the publi
 ``L = problem.public_smoothness`` (``feature_bound²/4`` for the logistic loss), not
 ``L_f = ‖XᵀX‖₂/4n``, and a given ``eta`` is the caller's (checked against Lemma 5's ``1/L_f``,
 which can refuse it but never changes it) — a step chosen from the data would leak through every
-iterate (one replaced row of norm 50 among 240 moved the old data-read
-default from 4 to 0.38, with the same σ and the same reported ε). ``L`` bounds ``L_f`` only when
+iterate (one replaced row of norm 50 among 240 moves a data-read step
+1/L_f from 4 to 0.38, with the same σ and the same reported ε). ``L`` bounds ``L_f`` only when
 the rows respect ``feature_bound``; clipping the gradients does not make the loss smoother (the
 clipped per-example gradient map is as Lipschitz as the unclipped one, ``‖a_j‖²/4``), so a
 clipped private run on rows beyond the bound has no public smoothness bound and is refused unless
@@ -78,6 +78,7 @@ import scipy.sparse
 
 from .. import _validate as check
 from .. import mechanisms
+from ..problems import Problem
 from ..registry import register
 from ..trace import NO_PRIVACY, PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import single_blas_thread
@@ -164,6 +165,15 @@ def default_smoothness(problem, *, private: bool = False, name: str = "dp_admm")
 
     Non-private runs may read the data: ``max(public_smoothness, L_f)``, so that Lemma 5's
     ``η ≤ 1/L_f`` holds on any rows.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its ``public_smoothness``, and ``smoothness`` for non-private runs).
+    private : bool, default False
+        Whether the run draws noise (then only public numbers are used).
+    name : str, default "dp_admm"
+        The algorithm, for the message.
     """
     public = float(problem.public_smoothness)
     if not private:
@@ -239,6 +249,7 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: f
     --------
     >>> import math
     >>> from dpadmm_lite import accounting, datasets, problems
+    >>> from dpadmm_lite.algorithms.linearized import noise_scale
     >>> X, y, _ = datasets.make_classification(500, 5, seed=0)
     >>> sigma, ledger, _ = noise_scale(problems.logistic(X, y, 1e-2), epsilon=1.0, delta=1e-5, iterations=50)
     >>> 0.97 <= accounting.ledger_epsilon(ledger, 1e-5) <= 1.0
@@ -443,43 +454,51 @@ def _require_no_noise(name: str, epsilon: float, private_twin: str) -> None:
 
 
 # ---------------------------------------------------------------------- registered algorithms
-_COMMON_DOC = """
+
+
+@register("dp_admm", paper="xu2020", private=True, setting="centralized",
+          description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)",
+          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
+def dp_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+            eta: float | None = None, gamma: float | str | None = None, mu: float = 0.5,
+            calibration: str = "accountant", clip: float | None = None, record_every: int = 1) -> Trace:
+    """DP-ADMM (Xu et al. 2020, Algorithm 2): linearized ADMM with gradient perturbation.
+
     Parameters
     ----------
-    problem
+    problem : Problem
         A :class:`~dpadmm_lite.problems.Problem` (logistic or squared loss; any regulariser: the
         splitting ``Ax − y = 0`` is ``problem.constraint_matrix``).
-    epsilon, delta
+    epsilon : float
         End-to-end privacy budget of the run (replace-one neighbours) under the default
         calibration; ``epsilon = math.inf`` means no noise.
-    rho
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
         ADMM penalty ρ > 0.
-    iterations
+    iterations : int
         T ≥ 1.
-    seed
+    seed : int
         Seed of ``numpy.random.default_rng`` (the only source of randomness).
-    eta
+    eta : float or None, default None
         Step size η ∈ (0, 1/L_f]; private runs default to ``1/L`` with the public
         ``L = problem.public_smoothness`` (the step does not read the data; ``eta`` is required when
         ``clip`` lets rows beyond ``feature_bound`` in, see :func:`default_smoothness`).
-    gamma
+    gamma : float, str or None, default None
         γ ≥ ηρ‖AᵀA‖₂ + 1 (default: that minimum). The x-update moves by ``η/γ``.
-    mu
+    mu : float, default 0.5
         μ ∈ (0, 1) of Theorem 1 (default 0.5, as in the paper's experiments); used by
         ``calibration="paper"`` only.
-    calibration
+    calibration : str, default "accountant"
         ``"accountant"`` (default: σ such that the unified accountant's ε for the ledger — Δ = 2c/n,
         T + 1 releases — is the end-to-end target, within 3 %) or ``"paper"`` (Theorem 1, eq. 8,
         the paper's meaning of ε); see :func:`noise_scale`.
-    clip
+    clip : float or None, default None
         Optional per-example gradient clipping norm C; needed for a private run on the squared
         loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c;
         on such rows ``eta`` must be given too, since no public smoothness bound holds there).
         ``None``: no clipping, c = ``problem.lipschitz`` from the public ``feature_bound``.
-    restart
-        Accelerated versions only: Goldstein et al.'s restart rule (default ``False``, as in the
-        paper).
-    record_every
+    record_every : int, default 1
         Score the iterates after steps k, 2k, …, T only (default 1: every step), as the other
         families do: a sweep that reads the final model or objective sets ``k = T``. The run, its
         noise and its released model ``x_T`` are the same for every k.
@@ -493,16 +512,9 @@ _COMMON_DOC = """
         and ``metrics["constraint_residual"]`` = ``‖Ax_t − y_t‖``. ``params`` holds η, γ, the clip
         and the constraint matrix A used; a problem whose graph was read from the training rows
         (``problem.data_dependence``) makes ``privacy`` *not covered* (ε = ∞).
-"""
 
-
-@register("dp_admm", paper="xu2020", private=True, setting="centralized",
-          description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)",
-          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
-def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-            calibration="accountant", clip=None, record_every=1) -> Trace:
-    """DP-ADMM (Xu et al. 2020, Algorithm 2): linearized ADMM with gradient perturbation.
-
+    Notes
+    -----
     For t = 1 … T::
 
         y_t = prox_{g/ρ}(Ax_{t−1} + u_{t−1})                                     # (3)
@@ -521,6 +533,21 @@ def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=N
     Theorem 1's σ instead. Departures from the paper (module docstring): Δ = 2c/n in the ledger
     (the proof uses c/n), u₀'s gradient is perturbed and counted (T + 1 releases), γ ≥ γ_min is
     enforced, and the default step 1/L uses the public smoothness bound.
+
+    References
+    ----------
+    T. Xu, F. Shang, Y. Liu, H. Liu, L. Shen, M. Gong, "Differentially private ADMM algorithms for
+    machine learning", 2020.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     return _run(problem, name="dp_admm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
                 accelerated=False, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
@@ -530,10 +557,66 @@ def dp_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=N
 @register("dp_acc_admm", paper="xu2020", private=True, setting="centralized",
           description="DP-AccADMM: DP-ADMM with Nesterov extrapolation of x and u (Xu et al. 2020, Alg. 3)",
           tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
-def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gamma=None, mu=0.5,
-                calibration="accountant", clip=None, restart=False, record_every=1) -> Trace:
+def dp_acc_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+                eta: float | None = None, gamma: float | str | None = None, mu: float = 0.5,
+                calibration: str = "accountant", clip: float | None = None, restart: bool = False,
+                record_every: int = 1) -> Trace:
     """DP-AccADMM (Xu et al. 2020, Algorithm 3): DP-ADMM with a Nesterov step on x and u.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` (logistic or squared loss; any regulariser: the
+        splitting ``Ax − y = 0`` is ``problem.constraint_matrix``).
+    epsilon : float
+        End-to-end privacy budget of the run (replace-one neighbours) under the default
+        calibration; ``epsilon = math.inf`` means no noise.
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
+        ADMM penalty ρ > 0.
+    iterations : int
+        T ≥ 1.
+    seed : int
+        Seed of ``numpy.random.default_rng`` (the only source of randomness).
+    eta : float or None, default None
+        Step size η ∈ (0, 1/L_f]; private runs default to ``1/L`` with the public
+        ``L = problem.public_smoothness`` (the step does not read the data; ``eta`` is required when
+        ``clip`` lets rows beyond ``feature_bound`` in, see :func:`default_smoothness`).
+    gamma : float, str or None, default None
+        γ ≥ ηρ‖AᵀA‖₂ + 1 (default: that minimum). The x-update moves by ``η/γ``.
+    mu : float, default 0.5
+        μ ∈ (0, 1) of Theorem 1 (default 0.5, as in the paper's experiments); used by
+        ``calibration="paper"`` only.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default: σ such that the unified accountant's ε for the ledger — Δ = 2c/n,
+        T + 1 releases — is the end-to-end target, within 3 %) or ``"paper"`` (Theorem 1, eq. 8,
+        the paper's meaning of ε); see :func:`noise_scale`.
+    clip : float or None, default None
+        Optional per-example gradient clipping norm C; needed for a private run on the squared
+        loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c;
+        on such rows ``eta`` must be given too, since no public smoothness bound holds there).
+        ``None``: no clipping, c = ``problem.lipschitz`` from the public ``feature_bound``.
+    restart : bool, default False
+        Accelerated versions only: Goldstein et al.'s restart rule (default ``False``, as in the
+        paper).
+    record_every : int, default 1
+        Score the iterates after steps k, 2k, …, T only (default 1: every step), as the other
+        families do: a sweep that reads the final model or objective sets ``k = T``. The run, its
+        noise and its released model ``x_T`` are the same for every k.
+
+    Returns
+    -------
+    Trace
+        ``objective``/``objective_gap``/``test_accuracy`` of ``x_t`` for t = 1 … T, the released
+        model ``x_T``, ``noise["sigma"]``, the ``ledger`` (one Gaussian event, Δ = 2c/n,
+        ``T + 1`` releases), ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 1),
+        and ``metrics["constraint_residual"]`` = ``‖Ax_t − y_t‖``. ``params`` holds η, γ, the clip
+        and the constraint matrix A used; a problem whose graph was read from the training rows
+        (``problem.data_dependence``) makes ``privacy`` *not covered* (ε = ∞).
+
+    Notes
+    -----
     With ``x̂₀ = x₀``, ``û₀ = u₀`` and ``θ₁ = 1``, for t = 1 … T: lines 2–4 of Algorithm 2 taken
     from ``(x̂_{t−1}, û_{t−1})`` (the noisy gradient is evaluated at ``x̂_{t−1}``), then::
 
@@ -566,6 +649,21 @@ def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gam
     ``c_t < 0.999 c_{t−1}``, else set ``θ_{t+1} = 1``, ``(x̂_t, û_t) = (x_{t−1}, u_{t−1})`` and
     ``c_t = c_{t−1}/0.999``. The restart test reads only iterates, i.e. post-processes the noisy
     releases, so it costs no privacy. Default ``False``: Algorithm 3 as published.
+
+    References
+    ----------
+    T. Xu, F. Shang, Y. Liu, H. Liu, L. Shen, M. Gong, "Differentially private ADMM algorithms for
+    machine learning", 2020.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_acc_admm", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     return _run(problem, name="dp_acc_admm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations,
                 seed=seed, accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
@@ -574,13 +672,81 @@ def dp_acc_admm(problem, *, epsilon, delta, rho, iterations, seed, eta=None, gam
 
 @register("admm_linearized", paper="xu2020", private=False, setting="centralized",
           description="Linearized ADMM for Ax + By = c (Xu et al. 2020, Alg. 2 without noise)")
-def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-                    gamma=None, mu=0.5, calibration="accountant", clip=None, record_every=1) -> Trace:
+def admm_linearized(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+                    iterations: int = 100, seed: int = 0, eta: float | None = None, gamma: float | str | None = None,
+                    mu: float = 0.5, calibration: str = "accountant", clip: float | None = None,
+                    record_every: int = 1) -> Trace:
     """Linearized ADMM (Xu et al. 2020, Algorithm 2 with σ = 0): the non-private twin of ``dp_admm``.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` (logistic or squared loss; any regulariser: the
+        splitting ``Ax − y = 0`` is ``problem.constraint_matrix``).
+    epsilon : float, default math.inf
+        End-to-end privacy budget of the run (replace-one neighbours) under the default
+        calibration; ``epsilon = math.inf`` means no noise.
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 1.0
+        ADMM penalty ρ > 0.
+    iterations : int, default 100
+        T ≥ 1.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng`` (the only source of randomness).
+    eta : float or None, default None
+        Step size η ∈ (0, 1/L_f]; private runs default to ``1/L`` with the public
+        ``L = problem.public_smoothness`` (the step does not read the data; ``eta`` is required when
+        ``clip`` lets rows beyond ``feature_bound`` in, see :func:`default_smoothness`).
+    gamma : float, str or None, default None
+        γ ≥ ηρ‖AᵀA‖₂ + 1 (default: that minimum). The x-update moves by ``η/γ``.
+    mu : float, default 0.5
+        μ ∈ (0, 1) of Theorem 1 (default 0.5, as in the paper's experiments); used by
+        ``calibration="paper"`` only.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default: σ such that the unified accountant's ε for the ledger — Δ = 2c/n,
+        T + 1 releases — is the end-to-end target, within 3 %) or ``"paper"`` (Theorem 1, eq. 8,
+        the paper's meaning of ε); see :func:`noise_scale`.
+    clip : float or None, default None
+        Optional per-example gradient clipping norm C; needed for a private run on the squared
+        loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c;
+        on such rows ``eta`` must be given too, since no public smoothness bound holds there).
+        ``None``: no clipping, c = ``problem.lipschitz`` from the public ``feature_bound``.
+    record_every : int, default 1
+        Score the iterates after steps k, 2k, …, T only (default 1: every step), as the other
+        families do: a sweep that reads the final model or objective sets ``k = T``. The run, its
+        noise and its released model ``x_T`` are the same for every k.
+
+    Returns
+    -------
+    Trace
+        ``objective``/``objective_gap``/``test_accuracy`` of ``x_t`` for t = 1 … T, the released
+        model ``x_T``, ``noise["sigma"]``, the ``ledger`` (one Gaussian event, Δ = 2c/n,
+        ``T + 1`` releases), ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 1),
+        and ``metrics["constraint_residual"]`` = ``‖Ax_t − y_t‖``. ``params`` holds η, γ, the clip
+        and the constraint matrix A used; a problem whose graph was read from the training rows
+        (``problem.data_dependence``) makes ``privacy`` *not covered* (ε = ∞).
+
+    Notes
+    -----
     Exactly the code of :func:`dp_admm` with no noise; ``epsilon`` must be ``math.inf``.
     ``mu`` and ``calibration`` are accepted so that one set of options runs all four
     algorithms of this module; they have no effect without noise.
+
+    References
+    ----------
+    T. Xu, F. Shang, Y. Liu, H. Liu, L. Shen, M. Gong, "Differentially private ADMM algorithms for
+    machine learning", 2020.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_linearized", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     _require_no_noise("admm_linearized", epsilon, "dp_admm")
     return _run(problem, name="admm_linearized", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations,
@@ -591,19 +757,86 @@ def admm_linearized(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iteration
 @register("acc_admm", paper="xu2020", private=False, setting="centralized",
           description="Accelerated linearized ADMM, Nesterov step on x and u (Xu et al. 2020, Alg. 3 without "
                       "noise; cf. Goldstein et al. 2014)")
-def acc_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, eta=None,
-             gamma=None, mu=0.5, calibration="accountant", clip=None, restart=False, record_every=1) -> Trace:
+def acc_admm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+             iterations: int = 100, seed: int = 0, eta: float | None = None, gamma: float | str | None = None,
+             mu: float = 0.5, calibration: str = "accountant", clip: float | None = None, restart: bool = False,
+             record_every: int = 1) -> Trace:
     """Accelerated linearized ADMM (Xu et al. 2020, Algorithm 3 with σ = 0): twin of ``dp_acc_admm``.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` (logistic or squared loss; any regulariser: the
+        splitting ``Ax − y = 0`` is ``problem.constraint_matrix``).
+    epsilon : float, default math.inf
+        End-to-end privacy budget of the run (replace-one neighbours) under the default
+        calibration; ``epsilon = math.inf`` means no noise.
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 1.0
+        ADMM penalty ρ > 0.
+    iterations : int, default 100
+        T ≥ 1.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng`` (the only source of randomness).
+    eta : float or None, default None
+        Step size η ∈ (0, 1/L_f]; private runs default to ``1/L`` with the public
+        ``L = problem.public_smoothness`` (the step does not read the data; ``eta`` is required when
+        ``clip`` lets rows beyond ``feature_bound`` in, see :func:`default_smoothness`).
+    gamma : float, str or None, default None
+        γ ≥ ηρ‖AᵀA‖₂ + 1 (default: that minimum). The x-update moves by ``η/γ``.
+    mu : float, default 0.5
+        μ ∈ (0, 1) of Theorem 1 (default 0.5, as in the paper's experiments); used by
+        ``calibration="paper"`` only.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default: σ such that the unified accountant's ε for the ledger — Δ = 2c/n,
+        T + 1 releases — is the end-to-end target, within 3 %) or ``"paper"`` (Theorem 1, eq. 8,
+        the paper's meaning of ε); see :func:`noise_scale`.
+    clip : float or None, default None
+        Optional per-example gradient clipping norm C; needed for a private run on the squared
+        loss, or on rows beyond ``problem.feature_bound`` (it then replaces the gradient bound c;
+        on such rows ``eta`` must be given too, since no public smoothness bound holds there).
+        ``None``: no clipping, c = ``problem.lipschitz`` from the public ``feature_bound``.
+    restart : bool, default False
+        Accelerated versions only: Goldstein et al.'s restart rule (default ``False``, as in the
+        paper).
+    record_every : int, default 1
+        Score the iterates after steps k, 2k, …, T only (default 1: every step), as the other
+        families do: a sweep that reads the final model or objective sets ``k = T``. The run, its
+        noise and its released model ``x_T`` are the same for every k.
+
+    Returns
+    -------
+    Trace
+        ``objective``/``objective_gap``/``test_accuracy`` of ``x_t`` for t = 1 … T, the released
+        model ``x_T``, ``noise["sigma"]``, the ``ledger`` (one Gaussian event, Δ = 2c/n,
+        ``T + 1`` releases), ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 1),
+        and ``metrics["constraint_residual"]`` = ``‖Ax_t − y_t‖``. ``params`` holds η, γ, the clip
+        and the constraint matrix A used; a problem whose graph was read from the training rows
+        (``problem.data_dependence``) makes ``privacy`` *not covered* (ε = ∞).
+
+    Notes
+    -----
     Exactly the code of :func:`dp_acc_admm` with no noise; ``epsilon`` must be ``math.inf``. See
     :func:`dp_acc_admm` for how it relates to Goldstein et al.'s fast ADMM and for ``restart``
     (their Algorithm 8), which it needs to converge on weakly convex problems.
+
+    References
+    ----------
+    T. Xu, F. Shang, Y. Liu, H. Liu, L. Shen, M. Gong, "Differentially private ADMM algorithms for
+    machine learning", 2020.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("acc_admm", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     _require_no_noise("acc_admm", epsilon, "dp_acc_admm")
     return _run(problem, name="acc_admm", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations,
                 seed=seed, accelerated=True, eta=eta, gamma=gamma, mu=mu, calibration=calibration, clip=clip,
                 restart=restart, record_every=record_every)
-
-
-for _f in (dp_admm, dp_acc_admm, admm_linearized, acc_admm):
-    _f.__doc__ += _COMMON_DOC

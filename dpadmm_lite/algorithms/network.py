@@ -72,6 +72,7 @@ import numpy as np
 from .. import _memory
 from .. import _validate as check
 from .. import accounting, mechanisms
+from .. import topology as topologies
 from ..privacy import PrivacyEvent, PrivacyGuarantee
 from ..problems import Problem
 from ..registry import register
@@ -211,7 +212,7 @@ def _warn_inexact(name: str, record: Record, inner_tol: float) -> tuple[str, str
 
 
 # ====================================================================== many runs, one product per data pass
-#: Runs on the same data from which one multi-column product is cheaper than single ones (measured break-even: 4).
+#: Runs on the same data from which one multi-column product is cheaper than single ones.
 SHARE_FROM = 5
 
 
@@ -385,14 +386,19 @@ def shared_products():
 
 def _keep_freed_memory() -> None:
     """Members allocate on many threads, each with its own malloc arena, whose freed heaps glibc unmaps at
-    once: every product's arrays were fresh pages (measured: 11× the page faults and 8× the system time of
-    the runs one by one). The thresholds of a Dask worker (:func:`dpadmm_lite._memory.keep_freed_memory`)
+    once: every product's arrays would be fresh pages, faulted in anew. The thresholds of a Dask worker (:func:`dpadmm_lite._memory.keep_freed_memory`)
     keep them (process-wide)."""
     _memory.keep_freed_memory()
 
 
 def share_products(enabled: bool = True) -> None:
-    """Turn :func:`shared_products` on (or off) for the rest of the process (e.g. a notebook's sweeps)."""
+    """Turn :func:`shared_products` on (or off) for the rest of the process (e.g. a notebook's sweeps).
+
+    Parameters
+    ----------
+    enabled : bool, default True
+        Whether runs on the same data share their products from now on.
+    """
     if enabled and not _SHARING:
         _keep_freed_memory()
         _SHARING.append(_SharedProducts())
@@ -482,43 +488,57 @@ def run_many(runs: Sequence[Mapping], problems: Sequence[Problem] | Problem, *, 
 @one_blas_thread
 @_sharing_products
 def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
-              seed: int = 0, topology="ring", n_agents: int | None = None, sizes=None, owner=None,
-              calibration: str = "accountant", alpha_schedule=None, zeta_rule: str = "proof",
+              seed: int = 0, topology: str | topologies.Topology = "ring", n_agents: int | None = None,
+              sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+              calibration: str = "accountant", alpha_schedule: np.ndarray | None = None, zeta_rule: str = "proof",
               min_local_size: int = 1, inner_tol: float = 1e-9, max_inner: int = 100) -> Trace:
     """Dual variable perturbation over a network: Zhang & Zhu (2017), Algorithm 2, eqs. (13)–(16).
 
-    Every iteration, every node p at once (rows of stacked arrays)::
-
-        μ_p(t+1) = λ_p(t) + (w_p/(2m_p)) ε_p(t+1),    density(ε_p) ∝ exp(−ζ_p(t)‖ε‖)           (14)
-        f_p(t+1) = argmin_f w_p h_p(f) + λ/2‖f‖² + 2μ_p(t+1)ᵀf + Φ_p/2‖f‖²
-                           + ρ Σ_{j∈N_p} ‖f − ½(f_p(t) + f_j(t))‖²                             (13), (15)
-        broadcast f_p(t+1);   λ_p(t+1) = λ_p(t) + (ρ/2) Σ_{j∈N_p} (f_p(t+1) − f_j(t+1))          (16)
-
     Parameters
     ----------
-    problem
+    problem : Problem
         ℓ2-regularised logistic regression (``problem.lam`` = the paper's ρ) with rows of norm
         ≤ ``problem.feature_bound`` (|ℒ'| ≤ 1, |ℒ''| ≤ ¼: the public bounds of Assumptions 1, 3).
-    epsilon, delta
+    epsilon : float
         End-to-end budget of the run (default ``calibration``); with ``calibration="paper"``,
         ``epsilon`` is the per-iteration α_p(t) of the paper (δ then only enters
         ``trace.privacy``). ``math.inf``: no noise — exactly ``admm_graph``.
-    rho
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 0.1
         ADMM penalty (the paper's η; the paper does not give its value).
-    iterations, seed
+    iterations : int, default 100
         T; the seed draws the deal of the records, random topologies and the noise.
-    topology, n_agents, sizes, owner, min_local_size
+    seed : int, default 0
+        T; the seed draws the deal of the records, random topologies and the noise.
+    topology : str or Topology, default "ring"
         The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
         paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
-    calibration
+    n_agents : int or None, default None
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
+    sizes : str, sequence of int or None, default None
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
+    owner : ndarray or None, default None
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
+    calibration : str, default "accountant"
         ``"accountant"`` (ε, δ end to end) or ``"paper"`` (ε = α_p(t) per iteration).
-    alpha_schedule
+    alpha_schedule : ndarray or None, default None
         Shape of α_p(t): ``(T,)`` or ``(T, N)`` positive numbers (default constant). Scaled to the
         budget, or multiplied by ``epsilon`` under ``calibration="paper"``.
-    zeta_rule
+    zeta_rule : str, default "proof"
         ``"proof"`` (ζ = α̂/Δ, default), ``"algorithm"`` (ζ = α̂ as printed) or ``"appendix"`` (ζ = α/4);
         only with ``calibration="paper"`` (the accountant needs the rule that certifies α).
-    inner_tol, max_inner
+    min_local_size : int, default 1
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
+    inner_tol : float, default 1e-9
+        The local solves stop when every gradient max-norm is ≤ ``inner_tol``; stopping at
+        ``max_inner`` instead raises a RuntimeWarning, is noted in the ledger, and leaves the run
+        *not covered* (``privacy.covered`` False, ε = ∞): the proof needs the minimiser.
+    max_inner : int, default 100
         The local solves stop when every gradient max-norm is ≤ ``inner_tol``; stopping at
         ``max_inner`` instead raises a RuntimeWarning, is noted in the ledger, and leaves the run
         *not covered* (``privacy.covered`` False, ε = ∞): the proof needs the minimiser.
@@ -535,6 +555,13 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
 
     Notes
     -----
+    Every iteration, every node p at once (rows of stacked arrays)::
+
+        μ_p(t+1) = λ_p(t) + (w_p/(2m_p)) ε_p(t+1),    density(ε_p) ∝ exp(−ζ_p(t)‖ε‖)           (14)
+        f_p(t+1) = argmin_f w_p h_p(f) + λ/2‖f‖² + 2μ_p(t+1)ᵀf + Φ_p/2‖f‖²
+                           + ρ Σ_{j∈N_p} ‖f − ½(f_p(t) + f_j(t))‖²                             (13), (15)
+        broadcast f_p(t+1);   λ_p(t+1) = λ_p(t) + (ρ/2) Σ_{j∈N_p} (f_p(t+1) − f_j(t+1))          (16)
+
     **Privacy of one update** (proof of Theorem 1). Given everything node p has received, the
     released ``f = f_p(t+1)`` determines the noise through the optimality condition of (13):
     ``ε = −(m_p/w_p)[w_p∇h_p(f) + (λ + Φ + 2ρD_p)f + 2λ_p − ρ(D_p f_p(t) + Σ_j f_j(t))]``, a
@@ -545,6 +572,21 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
     keeps ``ᾱ ≤ α/2`` when the data are too few. The argument needs the *exact* minimiser,
     which the solver certifies to ``inner_tol``; a solve short of it has no sound ε (no output
     noise could absorb its error), so the run is reported as not covered rather than at the budget.
+
+    References
+    ----------
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dvp_graph", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     epsilon, delta, rho, T, seed, inner_tol, max_inner = _run_checks(
         problem, "dvp_graph", epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner)
@@ -610,33 +652,50 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
 @one_blas_thread
 @_sharing_products
 def pvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
-              seed: int = 0, topology="ring", n_agents: int | None = None, sizes=None, owner=None,
-              calibration: str = "accountant", alpha_schedule=None, neighbour_term: str = "text",
+              seed: int = 0, topology: str | topologies.Topology = "ring", n_agents: int | None = None,
+              sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+              calibration: str = "accountant", alpha_schedule: np.ndarray | None = None, neighbour_term: str = "text",
               zeta_rule: str = "proof", min_local_size: int = 1, inner_tol: float = 1e-9,
               max_inner: int = 100) -> Trace:
     """Primal variable perturbation over a network: Zhang & Zhu (2017), Algorithm 3, eqs. (18)–(23).
 
-    Iterations t = 0 … T−2, every node p at once (``F`` holds the *unreleased* f_p, ``V`` the
-    broadcasts)::
-
-        f_p(t+1) = argmin_f w_p h_p(f) + λ/2‖f‖² + 2λ_p(t)ᵀf + ρ Σ_{j∈N_p} ‖f − ½(f_p(t) + V_j(t))‖²   (18)
-        V_p(t+1) = f_p(t+1) + ε_p(t+1),   density(ε_p) ∝ exp(−ζ_p(t)‖ε‖);  broadcast V_p(t+1)        (19)
-        λ_p(t+1) = λ_p(t) + (ρ/2) Σ_{j∈N_p} (V_p(t+1) − V_j(t+1))                                   (20)
-
-    and the last iteration is one DVP step (21)–(23) from the latest ``f_p``, ``λ_p`` and the
-    neighbours' broadcasts, whose exact minimiser is the output (so T iterations in all, and
-    ``epsilon=math.inf`` is ``admm_graph`` with T iterations exactly).
-
     Parameters
     ----------
-    problem, epsilon, delta, rho, iterations, seed, topology, n_agents, sizes, owner, min_local_size, \
-calibration, alpha_schedule, inner_tol, max_inner
+    problem : Problem
         As in :func:`dvp_graph`.
-    neighbour_term
+    epsilon : float
+        As in :func:`dvp_graph`.
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 0.1
+        As in :func:`dvp_graph`.
+    iterations : int, default 100
+        As in :func:`dvp_graph`.
+    seed : int, default 0
+        As in :func:`dvp_graph`.
+    topology : str or Topology, default "ring"
+        As in :func:`dvp_graph`.
+    n_agents : int or None, default None
+        As in :func:`dvp_graph`.
+    sizes : str, sequence of int or None, default None
+        As in :func:`dvp_graph`.
+    owner : ndarray or None, default None
+        As in :func:`dvp_graph`.
+    calibration : str, default "accountant"
+        As in :func:`dvp_graph`.
+    alpha_schedule : ndarray or None, default None
+        As in :func:`dvp_graph`.
+    neighbour_term : str, default "text"
         ``"text"`` (default): (18) centred at ``½(f_p(t) + V_j(t))`` — the text's "(9)" with the
         neighbours' broadcasts; ``"eq18"``: at ``½(f_p(t) + V_j(t) − ε_p(t))`` as displayed.
-    zeta_rule
+    zeta_rule : str, default "proof"
         The final DVP step's rule under ``calibration="paper"`` (see :func:`dvp_graph`).
+    min_local_size : int, default 1
+        As in :func:`dvp_graph`.
+    inner_tol : float, default 1e-9
+        As in :func:`dvp_graph`.
+    max_inner : int, default 100
+        As in :func:`dvp_graph`.
 
     Returns
     -------
@@ -648,6 +707,17 @@ calibration, alpha_schedule, inner_tol, max_inner
 
     Notes
     -----
+    Iterations t = 0 … T−2, every node p at once (``F`` holds the *unreleased* f_p, ``V`` the
+    broadcasts)::
+
+        f_p(t+1) = argmin_f w_p h_p(f) + λ/2‖f‖² + 2λ_p(t)ᵀf + ρ Σ_{j∈N_p} ‖f − ½(f_p(t) + V_j(t))‖²   (18)
+        V_p(t+1) = f_p(t+1) + ε_p(t+1),   density(ε_p) ∝ exp(−ζ_p(t)‖ε‖);  broadcast V_p(t+1)        (19)
+        λ_p(t+1) = λ_p(t) + (ρ/2) Σ_{j∈N_p} (V_p(t+1) − V_j(t+1))                                   (20)
+
+    and the last iteration is one DVP step (21)–(23) from the latest ``f_p``, ``λ_p`` and the
+    neighbours' broadcasts, whose exact minimiser is the output (so T iterations in all, and
+    ``epsilon=math.inf`` is ``admm_graph`` with T iterations exactly).
+
     **Privacy.** Under ``calibration="paper"`` the noise is the paper's, ``ζ = λm_pα/(2w_p c)``
     (Appendix B's sensitivity ``2w_pc/(λm_p)``), and the final step's by ``zeta_rule`` with
     ``Δ = 2c``. Appendix B holds the unreleased ``f_p(t)`` fixed; the ledger records the
@@ -659,6 +729,21 @@ calibration, alpha_schedule, inner_tol, max_inner
     minimiser is part of the sensitivity (twice ``inner_tol·√d/(λ + 2ρD_p)``); a run whose solves
     miss ``inner_tol`` has no certified distance for the neighbouring dataset, warns, and reports
     its privacy as not covered (ε = ∞).
+
+    References
+    ----------
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("pvp_graph", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     epsilon, delta, rho, T, seed, inner_tol, max_inner = _run_checks(
         problem, "pvp_graph", epsilon, delta, rho, iterations, seed, calibration, inner_tol, max_inner)

@@ -98,6 +98,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse
@@ -105,7 +106,7 @@ from scipy.special import expit
 
 from .. import _validate as check
 from .. import datasets, mechanisms
-from ..problems import Agents, count_work, make_agents, paused
+from ..problems import Agents, Problem, count_work, make_agents, paused
 from ..registry import register
 from ..trace import PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import one_blas_thread
@@ -234,7 +235,7 @@ class _Stack:
         precondition the Newton steps, whose gradients stay exact, so the solution keeps double
         precision. So the inverses are kept in single precision too (inverted in double, then
         rounded): the direction's product reads all of them at every step (Adult, 100 agents:
-        8.7 MB in double; the product took 90 µs in single against 150 µs in double).
+        8.7 MB in double), and half the bytes make it faster.
         """
         if not hasattr(self, "_X32"):
             self._X32 = self.agents.X.astype(np.float32)
@@ -369,8 +370,8 @@ def _newton(stack, G, w, rho, W, Z, *, extra, tol, max_inner, cache, refresh="al
     renews only the inverses of the agents whose own step contracted too slowly while still above
     ``tol`` (one batched call over those agents): PVP's and DVP's noise moves every subproblem at
     every iteration, and the batch rule then renewed all 100 inverses for a median of 1-4 slow
-    agents, 100-150 times a run (on Adult, 100 agents, 84 % of a PVP run went to the renewals;
-    with this rule 2.2 s instead of 6.5 s a run, DVP 1.5 s instead of 4.9 s). Either way the
+    agents, 100-150 times a run (on Adult, 100 agents, most of a PVP run went to the renewals).
+    Either way the
     gradients are exact and the solve stops at ``tol``: the answer and its certificate hold to ``tol``.
     """
     p = stack.problem
@@ -724,39 +725,7 @@ def _worst_agent_events(sensitivity, sigma, note):
 
 
 # ====================================================================== registered algorithms
-_COMMON_DOC = """
-    Parameters
-    ----------
-    problem
-        A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
-        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
-        from the public ``problem.feature_bound``).
-    epsilon, delta
-        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
-        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
-        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
-        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
-        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
-    rho
-        ADMM penalty ρ > 0 (the paper's experiments: 0.1).
-    iterations
-        t ≥ 1 (the paper: 100).
-    seed
-        Seeds both the random deal of the samples to agents and the noise.
-    n_agents, sizes, owner
-        How the training data are dealt to the agents; see :func:`stack_agents`.
-    record_every
-        Score the iterates after iterations k, 2k, …, t only (default 1: every iteration), as the
-        other families do: a sweep that reads the final model or objective sets ``k = t``. The run,
-        its noise and its released model are the same for every k.
-"""
 
-_CALIBRATION_DOC = """
-    calibration
-        ``"accountant"`` (default) keeps the paper's noise shape and scales it until the unified
-        accountant's ε for the most exposed agent's ledger is the end-to-end target (within
-        3 %, never above); ``"paper"`` uses the paper's own per-iteration formula.
-"""
 
 #: How the noise is chosen for a finite ε: the unified accountant (default; ε, δ end to end) or the
 #: papers' own per-iteration formulas (eq. 14 and Sec. III-A; Zhang & Zhu's Alg. 2 for DVP).
@@ -766,10 +735,57 @@ CALIBRATIONS = ("accountant", "paper")
 @register("admm_star", paper="huang2019", private=False, setting="star",
           description="Consensus ADMM over a star, exact local minimisation (Huang et al. 2019, Alg. 1)")
 @one_blas_thread
-def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, n_agents=100,
-              sizes=None, owner=None, inner_tol=1e-9, max_inner=50, record_every=1) -> Trace:
+def admm_star(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+              iterations: int = 100, seed: int = 0, n_agents: int = 100, sizes: str | Sequence[int] | None = None,
+              owner: np.ndarray | None = None, inner_tol: float = 1e-9, max_inner: int = 50,
+              record_every: int = 1) -> Trace:
     """Non-private ADMM over a star network (Huang et al. 2019, Algorithm 1).
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
+        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
+        from the public ``problem.feature_bound``).
+    epsilon : float, default math.inf
+        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
+        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
+        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
+        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
+        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 1.0
+        ADMM penalty ρ > 0 (the paper's experiments: 0.1).
+    iterations : int, default 100
+        t ≥ 1 (the paper: 100).
+    seed : int, default 0
+        Seeds both the random deal of the samples to agents and the noise.
+    n_agents : int, default 100
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    sizes : str, sequence of int or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    owner : ndarray or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    inner_tol : float, default 1e-9
+        Tolerance > 0 of the local solves: an agent's inner iteration stops once its
+        (proximal-)gradient norm is at most ``inner_tol``.
+    max_inner : int, default 50
+        A whole number ≥ 1: at most this many inner steps per local solve.
+    record_every : int, default 1
+        Score the iterates after iterations k, 2k, …, t only (default 1: every iteration), as the
+        other families do: a sweep that reads the final model or objective sets ``k = t``. The run,
+        its noise and its released model are the same for every k.
+
+    Returns
+    -------
+    Trace
+        The aggregator's model of each recorded iteration and the released model; ``noise``,
+        the ``ledger``, ``privacy`` (the unified accountant on what was drawn) and
+        ``privacy_paper`` (the paper's own statement; ε = ∞ and no ledger without noise).
+
+    Notes
+    -----
     Each agent minimises its augmented Lagrangian (6) exactly; the aggregator averages. This is
     also the book's consensus ADMM over a star (Boyd et al. 2011, Sec. 7.1): with equal local
     sizes it converges to ``problem.reference_optimum()``. ``epsilon`` must be ``math.inf``.
@@ -777,6 +793,23 @@ def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
     The local problems are solved for all agents at once: batched damped (chord-)Newton for ℓ2,
     batched FISTA for ℓ1, warm-started, until every agent's (proximal-)gradient norm is
     ≤ ``inner_tol`` or ``max_inner`` inner steps (``Trace.noise`` is empty: no noise).
+
+    References
+    ----------
+    Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed learning with
+    differential privacy", IEEE TIFS 2019.
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("admm_star", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     if not math.isinf(check.epsilon(epsilon)):
         raise ValueError(f"epsilon must be ∞ (math.inf) for the non-private 'admm_star', got {epsilon!r}; "
@@ -797,10 +830,61 @@ def admm_star(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100,
           description="ADMM with primal variable perturbation over a star (Huang et al. 2019, Alg. 2)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.1, 1.0, 10.0)})
 @one_blas_thread
-def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-             inner_tol=1e-9, max_inner=50, calibration="accountant", record_every=1) -> Trace:
+def pvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+             n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+             inner_tol: float = 1e-9, max_inner: int = 50, calibration: str = "accountant",
+             record_every: int = 1) -> Trace:
     """ADMM with primal variable perturbation, PVP (Huang et al. 2019, Alg. 2; Zhang & Zhu 2017).
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
+        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
+        from the public ``problem.feature_bound``).
+    epsilon : float
+        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
+        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
+        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
+        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
+        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
+        ADMM penalty ρ > 0 (the paper's experiments: 0.1).
+    iterations : int
+        t ≥ 1 (the paper: 100).
+    seed : int
+        Seeds both the random deal of the samples to agents and the noise.
+    n_agents : int, default 100
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    sizes : str, sequence of int or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    owner : ndarray or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    inner_tol : float, default 1e-9
+        Tolerance > 0 of the local solves: an agent's inner iteration stops once its
+        (proximal-)gradient norm is at most ``inner_tol``.
+    max_inner : int, default 50
+        A whole number ≥ 1: at most this many inner steps per local solve.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default) keeps the paper's noise shape and scales it until the unified
+        accountant's ε for the most exposed agent's ledger is the end-to-end target (within
+        3 %, never above); ``"paper"`` uses the paper's own per-iteration formula.
+    record_every : int, default 1
+        Score the iterates after iterations k, 2k, …, t only (default 1: every iteration), as the
+        other families do: a sweep that reads the final model or objective sets ``k = t``. The run,
+        its noise and its released model are the same for every k.
+
+    Returns
+    -------
+    Trace
+        The aggregator's model of each recorded iteration and the released model; ``noise``,
+        the ``ledger``, ``privacy`` (the unified accountant on what was drawn) and
+        ``privacy_paper`` (the paper's own statement; ε = ∞ and no ledger without noise).
+
+    Notes
+    -----
     Exact local update as in :func:`admm_star`, then each agent broadcasts
     ``w̃_i^k = w_i^k + N(0, σ_i² I)`` with a constant σ_i proportional to the sensitivity
     ``Δ_i = 2c₁/(m_i Λ)`` of the exact minimiser of a Λ-strongly convex subproblem (Huang et al.,
@@ -828,6 +912,23 @@ def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     (ε₀, δ) the noise corresponds to (Sec. VI-C and the moments accountant,
     ``accounting.huang2019_total_epsilon``); ``privacy`` is the unified accountant on the T
     Gaussian releases of the most exposed agent.
+
+    References
+    ----------
+    Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed learning with
+    differential privacy", IEEE TIFS 2019.
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("pvp_star", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "pvp_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
@@ -872,10 +973,61 @@ def pvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
                       "baseline of Huang et al. 2019)",
           tasks=("logistic-l2",), tuning={"rho": (0.1, 1.0, 10.0)})
 @one_blas_thread
-def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-             inner_tol=1e-9, max_inner=50, calibration="accountant", record_every=1) -> Trace:
+def dvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+             n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+             inner_tol: float = 1e-9, max_inner: int = 50, calibration: str = "accountant",
+             record_every: int = 1) -> Trace:
     """ADMM with dual variable perturbation, DVP (Zhang & Zhu 2017, Alg. 2), in the star setting.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
+        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
+        from the public ``problem.feature_bound``).
+    epsilon : float
+        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
+        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
+        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
+        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
+        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
+        ADMM penalty ρ > 0 (the paper's experiments: 0.1).
+    iterations : int
+        t ≥ 1 (the paper: 100).
+    seed : int
+        Seeds both the random deal of the samples to agents and the noise.
+    n_agents : int, default 100
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    sizes : str, sequence of int or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    owner : ndarray or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    inner_tol : float, default 1e-9
+        Tolerance > 0 of the local solves: an agent's inner iteration stops once its
+        (proximal-)gradient norm is at most ``inner_tol``.
+    max_inner : int, default 50
+        A whole number ≥ 1: at most this many inner steps per local solve.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default) keeps the paper's noise shape and scales it until the unified
+        accountant's ε for the most exposed agent's ledger is the end-to-end target (within
+        3 %, never above); ``"paper"`` uses the paper's own per-iteration formula.
+    record_every : int, default 1
+        Score the iterates after iterations k, 2k, …, t only (default 1: every iteration), as the
+        other families do: a sweep that reads the final model or objective sets ``k = t``. The run,
+        its noise and its released model are the same for every k.
+
+    Returns
+    -------
+    Trace
+        The aggregator's model of each recorded iteration and the released model; ``noise``,
+        the ``ledger``, ``privacy`` (the unified accountant on what was drawn) and
+        ``privacy_paper`` (the paper's own statement; ε = ∞ and no ledger without noise).
+
+    Notes
+    -----
     Before its exact local update each agent perturbs its dual (Zhang & Zhu eq. 14, in the star's
     sign convention and the book's scaling of the loss by ``1/m_i``)::
 
@@ -915,6 +1067,23 @@ def dvp_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, si
     over T iterations (basic composition, δ = 0); ``privacy`` is the unified accountant on the
     ledger, whose ℓ2-Laplace events carry the effective sensitivity ``α/ζ_i`` (so that
     ``ζΔ = α`` includes the Jacobian term of objective perturbation).
+
+    References
+    ----------
+    Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed learning with
+    differential privacy", IEEE TIFS 2019.
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dvp_star", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     if problem.regularizer != "l2":
         raise ValueError("problem.regularizer must be 'l2' for 'dvp_star': dual variable perturbation is objective "
@@ -984,10 +1153,64 @@ def dvp_noise(problem, *, epsilon: float, rho: float, sizes):
                       "Alg. 3)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.01, 0.1, 1.0)})
 @one_blas_thread
-def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100, sizes=None, owner=None,
-                 c_w=None, calibration="accountant", record_every=1) -> Trace:
+def dp_admm_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+                 n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+                 c_w: float | None = None, calibration: str = "accountant", record_every: int = 1) -> Trace:
     """DP-ADMM of Huang et al. (2019), Algorithm 3.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
+        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
+        from the public ``problem.feature_bound``).
+    epsilon : float
+        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
+        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
+        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
+        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
+        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
+        ADMM penalty ρ > 0 (the paper's experiments: 0.1).
+    iterations : int
+        t ≥ 1 (the paper: 100).
+    seed : int
+        Seeds both the random deal of the samples to agents and the noise.
+    n_agents : int, default 100
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    sizes : str, sequence of int or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    owner : ndarray or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    c_w : float or None, default None
+        The bound on ``‖w*‖`` in η_i^k. ``None`` (default): a **public** bound, from the loss and λ
+        alone — the logistic loss is ≥ 0 and equals ln 2 at w = 0, so ``λ R(w*) ≤ F(0) = ln 2``:
+        ``c_w = min(c₁/λ, √(2 ln 2/λ))`` for ℓ2 (also ``λw* = −∇loss``), ``ln 2/λ`` for ℓ1
+        (‖w*‖₂ ≤ ‖w*‖₁). ``"optimum"``: the paper's choice, ``‖w*‖`` of a pre-trained model
+        (c_w = 23 for ℓ1, 89 for ℓ2 on Adult) — here ``‖problem.reference_optimum().x‖``, which
+        **reads the private data** and is not privatised (like the paper's): every η_i^k, Δ_{i,k}
+        and σ_{i,k} then depend on every record, and the trace's ``privacy`` is *not covered*
+        (ε = ∞; ``privacy.reason`` says why). Or a positive number (public: the caller's).
+    calibration : str, default "accountant"
+        ``"accountant"`` (default) keeps the paper's noise shape and scales it until the unified
+        accountant's ε for the most exposed agent's ledger is the end-to-end target (within
+        3 %, never above); ``"paper"`` uses the paper's own per-iteration formula.
+    record_every : int, default 1
+        Score the iterates after iterations k, 2k, …, t only (default 1: every iteration), as the
+        other families do: a sweep that reads the final model or objective sets ``k = t``. The run,
+        its noise and its released model are the same for every k.
+
+    Returns
+    -------
+    Trace
+        The aggregator's model of each recorded iteration and the released model; ``noise``,
+        the ``ledger``, ``privacy`` (the unified accountant on what was drawn) and
+        ``privacy_paper`` (the paper's own statement; ε = ∞ and no ledger without noise).
+
+    Notes
+    -----
     Agent i at iteration k, in closed form (eq. 12a; 38a for ℓ1, 39a for ℓ2)::
 
         w_i^k = (−ℓ̄'_i(w̃_i^{k−1}) − (λ/n)R'(w̃_i^{k−1}) + γ_i^{k−1} + ρw^{k−1} + w̃_i^{k−1}/η_i^k)
@@ -1017,17 +1240,22 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
     ``accounting.huang2019_total_epsilon``); ``privacy`` is the unified accountant on T Gaussian
     events (each iteration's Δ_{i,k} and σ_{i,k} for the most exposed agent).
 
-    Extra parameter
-    ---------------
-    c_w
-        The bound on ``‖w*‖`` in η_i^k. ``None`` (default): a **public** bound, from the loss and λ
-        alone — the logistic loss is ≥ 0 and equals ln 2 at w = 0, so ``λ R(w*) ≤ F(0) = ln 2``:
-        ``c_w = min(c₁/λ, √(2 ln 2/λ))`` for ℓ2 (also ``λw* = −∇loss``), ``ln 2/λ`` for ℓ1
-        (‖w*‖₂ ≤ ‖w*‖₁). ``"optimum"``: the paper's choice, ``‖w*‖`` of a pre-trained model
-        (c_w = 23 for ℓ1, 89 for ℓ2 on Adult) — here ``‖problem.reference_optimum().x‖``, which
-        **reads the private data** and is not privatised (like the paper's): every η_i^k, Δ_{i,k}
-        and σ_{i,k} then depend on every record, and the trace's ``privacy`` is *not covered*
-        (ε = ∞; ``privacy.reason`` says why). Or a positive number (public: the caller's).
+    References
+    ----------
+    Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed learning with
+    differential privacy", IEEE TIFS 2019.
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_admm_star", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "dp_admm_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
@@ -1084,10 +1312,61 @@ def dp_admm_star(problem, *, epsilon, delta, rho, iterations, seed, n_agents=100
                       "2019, after Abadi et al. 2016)",
           tasks=("logistic-l2", "logistic-l1"), tuning={"learning_rate": (1.0, 3.0, 10.0)})
 @one_blas_thread
-def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=100, sizes=None, owner=None,
-                learning_rate=0.1, clip=None, calibration="accountant", record_every=1) -> Trace:
+def dp_sgd_star(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int, seed: int,
+                n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
+                learning_rate: float = 0.1, clip: float | None = None, calibration: str = "accountant",
+                record_every: int = 1) -> Trace:
     """Distributed DP-SGD over a star: the baseline "DPSGD [Abadi et al.] for distributed settings".
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` with regulariser ``"l1"`` or ``"l2"``; the private
+        algorithms need the logistic loss (bounded per-example gradients c₁ = ``problem.lipschitz``,
+        from the public ``problem.feature_bound``).
+    epsilon : float
+        The privacy budget of one record of one agent, ``math.inf`` for no noise. With the
+        default ``calibration="accountant"``: the **end-to-end** budget of the whole run
+        (replace-one neighbours), as everywhere in the book. With ``calibration="paper"``: the
+        budget **per iteration**, as in Huang et al.'s experiments (Sec. VI-C: "privacy budget
+        per iteration ε"); the trace's ``privacy`` then shows what the run spends end to end.
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 1.0
+        ADMM penalty ρ > 0 (the paper's experiments: 0.1).
+    iterations : int
+        t ≥ 1 (the paper: 100).
+    seed : int
+        Seeds both the random deal of the samples to agents and the noise.
+    n_agents : int, default 100
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    sizes : str, sequence of int or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    owner : ndarray or None, default None
+        How the training data are dealt to the agents; see :func:`stack_agents`.
+    learning_rate : float, default 0.1
+        η > 0 (the paper: 0.1).
+    clip : float or None, default None
+        C > 0; default ``problem.lipschitz`` (the public ``feature_bound``: then clipping changes
+        nothing for the logistic loss on rows within the bound).
+    calibration : str, default "accountant"
+        ``"accountant"`` (default) keeps the paper's noise shape and scales it until the unified
+        accountant's ε for the most exposed agent's ledger is the end-to-end target (within
+        3 %, never above); ``"paper"`` uses the paper's own per-iteration formula.
+    record_every : int, default 1
+        Score the iterates after iterations k, 2k, …, t only (default 1: every iteration), as the
+        other families do: a sweep that reads the final model or objective sets ``k = t``. The run,
+        its noise and its released model are the same for every k.
+
+    Returns
+    -------
+    Trace
+        The aggregator's model of each recorded iteration and the released model; ``noise``,
+        the ``ledger``, ``privacy`` (the unified accountant on what was drawn) and
+        ``privacy_paper`` (the paper's own statement; ε = ∞ and no ledger without noise).
+
+    Notes
+    -----
     At iteration k every agent takes one full-batch (sampling ratio 1, Sec. VI-C) gradient step
     from the aggregator's ``w^{k−1}`` with clipped per-example gradients and Gaussian noise::
 
@@ -1103,13 +1382,22 @@ def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=
     of the agents' noisy steps ``w_i^k`` around it. ``rho`` is not used by the algorithm (only by
     the augmented-objective metric, where the spread enters).
 
-    Extra parameters
-    ----------------
-    learning_rate
-        η > 0 (the paper: 0.1).
-    clip
-        C > 0; default ``problem.lipschitz`` (the public ``feature_bound``: then clipping changes
-        nothing for the logistic loss on rows within the bound).
+    References
+    ----------
+    Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-based distributed learning with
+    differential privacy", IEEE TIFS 2019.
+    T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed classification
+    learning", IEEE TIFS 12(1), 2017.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_sgd_star", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     epsilon, delta, rho, T, seed, stack = _common(problem, "dp_sgd_star", epsilon=epsilon, delta=delta, rho=rho,
                                                    iterations=iterations, seed=seed, n_agents=n_agents,
@@ -1149,11 +1437,6 @@ def dp_sgd_star(problem, *, epsilon, delta, rho=1.0, iterations, seed, n_agents=
                    params=_params(stack, learning_rate=learning_rate, clip=clip, calibration=calibration))
 
 
-for _f in (admm_star, pvp_star, dvp_star, dp_admm_star, dp_sgd_star):
-    _f.__doc__ += _COMMON_DOC
-for _f in (pvp_star, dvp_star, dp_admm_star, dp_sgd_star):
-    _f.__doc__ += _CALIBRATION_DOC
-
 
 # ====================================================================== step sizes and privacy helpers
 def step_sizes(problem, *, sizes, iterations: int, c_w: float, epsilon: float | None = None,
@@ -1179,6 +1462,23 @@ def step_sizes(problem, *, sizes, iterations: int, c_w: float, epsilon: float | 
     ``delta`` (the paper's per-iteration budget; ``epsilon = ∞`` drops the noise terms) or the
     multiplier ``noise_multiplier = z`` directly (what ``dp_admm_star`` does with the multiplier
     the accountant calibrated; ``0`` = no noise).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its public constants c₁, c₃, d and λ/n).
+    sizes : ndarray
+        The local sizes m_i of the N agents.
+    iterations : int
+        Iterations ≥ 1.
+    c_w : float
+        The bound on ``‖w*‖`` of Theorems 3/4 (:func:`public_c_w`).
+    epsilon : float or None, default None
+        ε of the paper's formula (per iteration); None: no noise term.
+    delta : float or None, default None
+        δ of the paper's formula.
+    noise_multiplier : float or None, default None
+        A calibrated noise multiplier used in place of the paper's noise term.
     """
     iterations = check.count("iterations", iterations)
     c_w = check.positive("c_w", c_w)
@@ -1207,6 +1507,11 @@ def public_c_w(problem) -> float:
     ``F = loss + λR`` (and of the agent-weighted consensus problem) has ``λ R(w*) ≤ F(0) = ln 2``:
     ``‖w*‖ ≤ √(2 ln 2/λ)`` for ``R = ½‖w‖²`` — and ``‖w*‖ = ‖∇loss(w*)‖/λ ≤ c₁/λ``, the smaller of
     the two is used — and ``‖w*‖₂ ≤ ‖w*‖₁ ≤ ln 2/λ`` for ``R = ‖w‖₁``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The logistic problem (its λ, regulariser and public ``lipschitz``).
     """
     if problem.loss != "logistic" or problem.lam <= 0:
         raise ValueError("c_w must be given (a public bound on ‖w*‖) unless the problem is logistic with lam > 0, "

@@ -136,6 +136,13 @@ class RidgeProblem(Problem):
     objective, gradient, Hessian and smoothness include the ridge term; :attr:`lipschitz` stays
     the bound on the *loss* part of one record's gradient, because the ridge gradient ``λ₂x`` is
     the same for every record and cancels from every sensitivity.
+
+    Parameters
+    ----------
+    X, y, lam, loss, regularizer, A, X_test, y_test, name, feature_bound, data_dependence, _optimum
+        As for :class:`~dpadmm_lite.problems.Problem`.
+    ridge : float, default 0.0
+        λ₂ ≥ 0, the ridge weight each loss term carries.
     """
 
     ridge: float = 0.0
@@ -195,6 +202,31 @@ def graph_guided_logistic(X, y, lam: float, ridge: float, *, W=None, public_feat
     training rows). With neither it comes from the training features (sparse inverse covariance,
     as in the paper) — read from the private data, so ``problem.data_dependence`` says so and
     every private run on the problem reports its privacy as not covered.
+
+    Parameters
+    ----------
+    X : ndarray
+        Training features, rows of norm at most ``feature_bound``.
+    y : ndarray
+        Labels ±1.
+    lam : float
+        λ₁ > 0, the weight of ``‖Ax‖₁``.
+    ridge : float
+        λ₂ > 0, the ridge weight (the strong convexity modulus of ``f``).
+    W : ndarray or None, default None
+        The graph matrix; None: estimated from ``public_features`` or the training rows.
+    public_features : ndarray or None, default None
+        A public sample to estimate the graph from.
+    sparsity : float, default 0.1
+        The graphical-lasso penalty.
+    graph_matrix : str, default "incidence"
+        ``"incidence"`` or ``"pattern"`` (see :func:`dpadmm_lite.problems.graph_guided_fused_lasso`).
+    X_test : ndarray or None, default None
+        Test features.
+    y_test : ndarray or None, default None
+        Test labels.
+    feature_bound : float, default 1.0
+        The public bound on a record's norm.
     """
     X = check.finite_array("X", X, ndim=2)
     A, dependence = fused_constraint(X, W=W, public_features=public_features, sparsity=sparsity, form=graph_matrix)
@@ -310,6 +342,8 @@ def settings(problem, *, algorithm: str = "dp_sadmm", rho: float = 1.0, nu: floa
 
     Parameters
     ----------
+    problem
+        The problem of the run (its n, smoothness bounds and ``‖AᵀA‖₂``).
     algorithm
         ``"dp_sadmm"``/``"sadmm"`` or ``"dp_vradmm"``/``"svrg_admm"``.
     rho
@@ -743,42 +777,52 @@ _TASKS = ("logistic-l2", "logistic-l1", "fused")
 _TUNING_SADMM = {"rho": (0.01, 0.1), "nu": (0.0, 2.0), "iterations": (500, 2000)}
 _TUNING_VRADMM = {"rho": (0.01, 0.1), "nu": (0.0, 2.0), "iterations": (2, 4)}
 
-_COMMON_DOC = """
+
+
+@register("dp_sadmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
+          description="DP-SADMM: stochastic ADMM with a noisy minibatch gradient and Laplacian smoothing "
+                      "(Liu et al. 2022, Alg. 2)")
+def dp_sadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+             nu: float = DEFAULT_NU, batch_size: int | None = None, convexity: str | None = None,
+             mu: float | None = None, eta: float | None = None, gamma: float | None = None, clip: float | None = None,
+             calibration: str = "accountant", theta: float = 0.5, record_every: int = 1) -> Trace:
+    """DP-SADMM (Liu et al. 2022, Algorithm 2): noisy minibatch gradient, Laplacian-smoothed x-step.
+
     Parameters
     ----------
-    problem
+    problem : Problem
         A :class:`~dpadmm_lite.problems.Problem` (logistic loss; the squared loss with ``clip``);
         any regulariser (the splitting ``Ax − y = 0`` is ``problem.constraint_matrix``). A
         :class:`RidgeProblem` (:func:`graph_guided_logistic`) makes ``f`` strongly convex.
-    epsilon, delta
+    epsilon : float
         End-to-end privacy budget (replace-one); ``epsilon = math.inf`` means no noise.
-    rho
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
         ADMM penalty ρ > 0 (the paper's β).
-    iterations
+    iterations : int
         DP-SADMM: the number of steps T. DP-VRADMM: the number of epochs S (outer iterations).
-    seed
+    seed : int
         Seed of ``numpy.random.default_rng``; minibatches and noise use two streams spawned from it.
-    nu
+    nu : float, default 2.0
         Laplacian smoothing strength ν ≥ 0 (default 2); ``nu=0`` is the unsmoothed algorithm.
-    batch_size
+    batch_size : int or None, default None
         Expected minibatch size b ∈ [1, n] (Poisson sampling, q = b/n); default ``min(50, n)``.
-    convexity, mu
+    convexity : str or None, default None
         ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
-    eta, gamma
+    mu : float or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    eta : float or None, default None
         Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
-    inner
-        DP-VRADMM only: m inner steps per epoch (default ⌈2n/b⌉, the paper's m = 2n/b).
-    clip
+    gamma : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    clip : float or None, default None
         Per-example gradient clipping norm; required for a private run on the squared loss.
-    calibration
+    calibration : str, default "accountant"
         ``"accountant"`` (default: ε, δ end to end) or ``"paper"`` (Theorem 2 / Theorem 1).
-    theta, c2
+    theta : float, default 0.5
         θ of Theorem 2 (default ½) and the unknown constant c₂ of Theorem 1 (default 80).
-    private_snapshot, snapshot_noise
-        DP-VRADMM only: release the snapshot gradient with noise (default True; False is
-        Algorithm 1 as printed, whose ε the trace computes by splitting each release's noise —
-        general convex only) and its noise as a fraction of σ (default 1/√m).
-    record_every
+    record_every : int, default 1
         DP-SADMM only: evaluate the released model after steps k, 2k, …, T only (default 1: every
         step). Evaluating thousands of averaged iterates on the whole dataset costs more than
         running them; a sweep that needs the final model or one point per pass sets ``k = n/b``.
@@ -798,16 +842,9 @@ _COMMON_DOC = """
         (``"realised_gradient_evaluations (not private)"``), the gradients actually evaluated, from
         the drawn batch sizes |B_t|; publishing those weakens the amplification by sampling that the
         ε counts on, so the counts a release may report are the expected ones.
-"""
 
-
-@register("dp_sadmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
-          description="DP-SADMM: stochastic ADMM with a noisy minibatch gradient and Laplacian smoothing "
-                      "(Liu et al. 2022, Alg. 2)")
-def dp_sadmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, batch_size=None, convexity=None,
-             mu=None, eta=None, gamma=None, clip=None, calibration="accountant", theta=0.5, record_every=1) -> Trace:
-    """DP-SADMM (Liu et al. 2022, Algorithm 2): noisy minibatch gradient, Laplacian-smoothed x-step.
-
+    Notes
+    -----
     For t = 0 … T − 1, with ``B_t`` a Poisson sample of expected size b::
 
         G_t     = (1/b) Σ_{i∈B_t} ∇f_i(x_t) + u_t,   u_t ~ N(0, σ²I)          # lines 3–4
@@ -818,6 +855,21 @@ def dp_sadmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, b
     with ``η_{t+1} = 1/√(t+1)`` (GC) or ``min(2γ‖Q_ν‖₂/(μ(t+1)), eta)`` (SC; the cap is the
     book's, see the module doc), ``x₀ = 0``, ``λ₀ = 0``. Output: ``x̄ = (1/T)Σ x_t`` (GC) or
     ``Σ t·x_t / Σ t`` (SC). Privacy: T Poisson-sampled Gaussian releases of the minibatch gradient.
+
+    References
+    ----------
+    Y. Liu, J. Geng, F. Shang, W. An, H. Liu, Q. Zhu, W. Feng, "Laplacian smoothing stochastic
+    ADMMs with differential privacy guarantees", IEEE TIFS 17, 2022.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_sadmm", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     return _run(problem, "dp_sadmm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed, nu=nu,
                 batch_size=batch_size, convexity=convexity, mu=mu, eta=eta, gamma=gamma, clip=clip,
@@ -827,12 +879,85 @@ def dp_sadmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, b
 @register("sadmm", paper="liu2022", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
           description="Stochastic ADMM with Laplacian smoothing (Liu et al. 2022, Alg. 2 without noise; STOC-ADMM "
                       "of Ouyang et al. 2013 at ν = 0)")
-def sadmm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, seed=0, nu=DEFAULT_NU,
-          batch_size=None, convexity=None, mu=None, eta=None, gamma=None, clip=None, calibration="accountant",
-          theta=0.5, record_every=1) -> Trace:
+def sadmm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0, iterations: int = 100,
+          seed: int = 0, nu: float = DEFAULT_NU, batch_size: int | None = None, convexity: str | None = None,
+          mu: float | None = None, eta: float | None = None, gamma: float | None = None, clip: float | None = None,
+          calibration: str = "accountant", theta: float = 0.5, record_every: int = 1) -> Trace:
     """Stochastic ADMM (Algorithm 2 with σ = 0): the non-private twin of :func:`dp_sadmm`.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` (logistic loss; the squared loss with ``clip``);
+        any regulariser (the splitting ``Ax − y = 0`` is ``problem.constraint_matrix``). A
+        :class:`RidgeProblem` (:func:`graph_guided_logistic`) makes ``f`` strongly convex.
+    epsilon : float, default math.inf
+        End-to-end privacy budget (replace-one); ``epsilon = math.inf`` means no noise.
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 1.0
+        ADMM penalty ρ > 0 (the paper's β).
+    iterations : int, default 100
+        DP-SADMM: the number of steps T. DP-VRADMM: the number of epochs S (outer iterations).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``; minibatches and noise use two streams spawned from it.
+    nu : float, default 2.0
+        Laplacian smoothing strength ν ≥ 0 (default 2); ``nu=0`` is the unsmoothed algorithm.
+    batch_size : int or None, default None
+        Expected minibatch size b ∈ [1, n] (Poisson sampling, q = b/n); default ``min(50, n)``.
+    convexity : str or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    mu : float or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    eta : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    gamma : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    clip : float or None, default None
+        Per-example gradient clipping norm; required for a private run on the squared loss.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default: ε, δ end to end) or ``"paper"`` (Theorem 2 / Theorem 1).
+    theta : float, default 0.5
+        θ of Theorem 2 (default ½) and the unknown constant c₂ of Theorem 1 (default 80).
+    record_every : int, default 1
+        DP-SADMM only: evaluate the released model after steps k, 2k, …, T only (default 1: every
+        step). Evaluating thousands of averaged iterates on the whole dataset costs more than
+        running them; a sweep that needs the final model or one point per pass sets ``k = n/b``.
+
+    Returns
+    -------
+    Trace
+        Per recorded step (DP-SADMM: every step t, or every k-th; DP-VRADMM: every epoch s) the
+        objective, gap
+        and test accuracy of the model the algorithm would release then (the paper's averaged
+        output), ``metrics["constraint_residual"]`` ``‖Ax̄ − ȳ‖`` and
+        ``metrics["gradient_evaluations"]`` (the per-example gradients expected so far: b per
+        minibatch, and n per DP-VRADMM snapshot), ``metrics["passes"]`` (the same divided by n) and
+        ``metrics["steps"]`` (noisy steps so far); ``noise`` (σ, σ_p, ν, τ, b, q, the sensitivity),
+        the ``ledger``, ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 2 / Theorem 1).
+        A diagnostic that no ε covers: ``metrics[REALISED_EVALUATIONS]``
+        (``"realised_gradient_evaluations (not private)"``), the gradients actually evaluated, from
+        the drawn batch sizes |B_t|; publishing those weakens the amplification by sampling that the
+        ε counts on, so the counts a release may report are the expected ones.
+
+    Notes
+    -----
     Exactly the code of :func:`dp_sadmm` with no noise; ``epsilon`` must be ``math.inf``.
+
+    References
+    ----------
+    Y. Liu, J. Geng, F. Shang, W. An, H. Liu, Q. Zhu, W. Feng, "Laplacian smoothing stochastic
+    ADMMs with differential privacy guarantees", IEEE TIFS 17, 2022.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("sadmm", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     _require_no_noise("sadmm", epsilon, "dp_sadmm")
     return _run(problem, "sadmm", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations, seed=seed, nu=nu,
@@ -843,11 +968,76 @@ def sadmm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=100, see
 @register("dp_vradmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_VRADMM,
           description="DP-VRADMM: variance-reduced (SVRG) stochastic ADMM with noisy gradients and Laplacian "
                       "smoothing (Liu et al. 2022, Alg. 1)")
-def dp_vradmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, batch_size=None, inner=None,
-              convexity=None, mu=None, eta=None, gamma=None, clip=None, calibration="accountant", c2=80.0,
-              private_snapshot=True, snapshot_noise=None) -> Trace:
+def dp_vradmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
+              nu: float = DEFAULT_NU, batch_size: int | None = None, inner: int | None = None,
+              convexity: str | None = None, mu: float | None = None, eta: float | None = None,
+              gamma: float | None = None, clip: float | None = None, calibration: str = "accountant", c2: float = 80.0,
+              private_snapshot: bool = True, snapshot_noise: float | None = None) -> Trace:
     """DP-VRADMM (Liu et al. 2022, Algorithm 1): SVRG epochs with a noisy, smoothed x-step.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` (logistic loss; the squared loss with ``clip``);
+        any regulariser (the splitting ``Ax − y = 0`` is ``problem.constraint_matrix``). A
+        :class:`RidgeProblem` (:func:`graph_guided_logistic`) makes ``f`` strongly convex.
+    epsilon : float
+        End-to-end privacy budget (replace-one); ``epsilon = math.inf`` means no noise.
+    delta : float
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float
+        ADMM penalty ρ > 0 (the paper's β).
+    iterations : int
+        DP-SADMM: the number of steps T. DP-VRADMM: the number of epochs S (outer iterations).
+    seed : int
+        Seed of ``numpy.random.default_rng``; minibatches and noise use two streams spawned from it.
+    nu : float, default 2.0
+        Laplacian smoothing strength ν ≥ 0 (default 2); ``nu=0`` is the unsmoothed algorithm.
+    batch_size : int or None, default None
+        Expected minibatch size b ∈ [1, n] (Poisson sampling, q = b/n); default ``min(50, n)``.
+    inner : int or None, default None
+        DP-VRADMM only: m inner steps per epoch (default ⌈2n/b⌉, the paper's m = 2n/b).
+    convexity : str or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    mu : float or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    eta : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    gamma : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    clip : float or None, default None
+        Per-example gradient clipping norm; required for a private run on the squared loss.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default: ε, δ end to end) or ``"paper"`` (Theorem 2 / Theorem 1).
+    c2 : float, default 80.0
+        θ of Theorem 2 (default ½) and the unknown constant c₂ of Theorem 1 (default 80).
+    private_snapshot : bool, default True
+        DP-VRADMM only: release the snapshot gradient with noise (default True; False is
+        Algorithm 1 as printed, whose ε the trace computes by splitting each release's noise —
+        general convex only) and its noise as a fraction of σ (default 1/√m).
+    snapshot_noise : float or None, default None
+        DP-VRADMM only: release the snapshot gradient with noise (default True; False is
+        Algorithm 1 as printed, whose ε the trace computes by splitting each release's noise —
+        general convex only) and its noise as a fraction of σ (default 1/√m).
+
+    Returns
+    -------
+    Trace
+        Per recorded step (DP-SADMM: every step t, or every k-th; DP-VRADMM: every epoch s) the
+        objective, gap
+        and test accuracy of the model the algorithm would release then (the paper's averaged
+        output), ``metrics["constraint_residual"]`` ``‖Ax̄ − ȳ‖`` and
+        ``metrics["gradient_evaluations"]`` (the per-example gradients expected so far: b per
+        minibatch, and n per DP-VRADMM snapshot), ``metrics["passes"]`` (the same divided by n) and
+        ``metrics["steps"]`` (noisy steps so far); ``noise`` (σ, σ_p, ν, τ, b, q, the sensitivity),
+        the ``ledger``, ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 2 / Theorem 1).
+        A diagnostic that no ε covers: ``metrics[REALISED_EVALUATIONS]``
+        (``"realised_gradient_evaluations (not private)"``), the gradients actually evaluated, from
+        the drawn batch sizes |B_t|; publishing those weakens the amplification by sampling that the
+        ε counts on, so the counts a release may report are the expected ones.
+
+    Notes
+    -----
     For s = 1 … S (``iterations``)::
 
         p̂ = ∇f(x̃^{s−1}) + N(0, σ_p²I)                                      # line 2 (+ noise: the book's)
@@ -860,6 +1050,21 @@ def dp_vradmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, 
     Output: ``x̃^S`` (SC) or ``(1/S) Σ_s x̃^s`` (GC). Privacy: ``S·m`` Poisson-sampled Gaussian
     releases (sensitivity from the SVRG difference, whose norm is ≤ c for the logistic loss) and
     S full-gradient releases of the snapshot (module doc: the paper releases it without noise).
+
+    References
+    ----------
+    Y. Liu, J. Geng, F. Shang, W. An, H. Liu, Q. Zhu, W. Feng, "Laplacian smoothing stochastic
+    ADMMs with differential privacy guarantees", IEEE TIFS 17, 2022.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("dp_vradmm", problem, epsilon=1.0, delta=1e-5, iterations=10, seed=0)
+    >>> trace.privacy.epsilon <= 1.0, trace.model.shape
+    (True, (5,))
     """
     return _run(problem, "dp_vradmm", epsilon=epsilon, delta=delta, rho=rho, iterations=iterations, seed=seed,
                 nu=nu, batch_size=batch_size, inner=inner, convexity=convexity, mu=mu, eta=eta, gamma=gamma, clip=clip,
@@ -869,19 +1074,95 @@ def dp_vradmm(problem, *, epsilon, delta, rho, iterations, seed, nu=DEFAULT_NU, 
 @register("svrg_admm", paper="liu2022", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING_VRADMM,
           description="SVRG-ADMM with Laplacian smoothing (Liu et al. 2022, Alg. 1 without noise; Zheng & Kwok 2016 "
                       "at ν = 0)")
-def svrg_admm(problem, *, epsilon=math.inf, delta=1e-5, rho=1.0, iterations=10, seed=0, nu=DEFAULT_NU,
-              batch_size=None, inner=None, convexity=None, mu=None, eta=None, gamma=None, clip=None,
-              calibration="accountant", c2=80.0, private_snapshot=True, snapshot_noise=None) -> Trace:
+def svrg_admm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
+              iterations: int = 10, seed: int = 0, nu: float = DEFAULT_NU, batch_size: int | None = None,
+              inner: int | None = None, convexity: str | None = None, mu: float | None = None, eta: float | None = None,
+              gamma: float | None = None, clip: float | None = None, calibration: str = "accountant", c2: float = 80.0,
+              private_snapshot: bool = True, snapshot_noise: float | None = None) -> Trace:
     """SVRG-ADMM (Algorithm 1 with σ = 0): the non-private twin of :func:`dp_vradmm`.
 
+    Parameters
+    ----------
+    problem : Problem
+        A :class:`~dpadmm_lite.problems.Problem` (logistic loss; the squared loss with ``clip``);
+        any regulariser (the splitting ``Ax − y = 0`` is ``problem.constraint_matrix``). A
+        :class:`RidgeProblem` (:func:`graph_guided_logistic`) makes ``f`` strongly convex.
+    epsilon : float, default math.inf
+        End-to-end privacy budget (replace-one); ``epsilon = math.inf`` means no noise.
+    delta : float, default 1e-05
+        δ in [1e-100, 1), the δ of the budget that ``epsilon`` describes.
+    rho : float, default 1.0
+        ADMM penalty ρ > 0 (the paper's β).
+    iterations : int, default 10
+        DP-SADMM: the number of steps T. DP-VRADMM: the number of epochs S (outer iterations).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``; minibatches and noise use two streams spawned from it.
+    nu : float, default 2.0
+        Laplacian smoothing strength ν ≥ 0 (default 2); ``nu=0`` is the unsmoothed algorithm.
+    batch_size : int or None, default None
+        Expected minibatch size b ∈ [1, n] (Poisson sampling, q = b/n); default ``min(50, n)``.
+    inner : int or None, default None
+        DP-VRADMM only: m inner steps per epoch (default ⌈2n/b⌉, the paper's m = 2n/b).
+    convexity : str or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    mu : float or None, default None
+        ``"general"`` or ``"strong"`` (default: strong iff ``problem.ridge > 0``) and μ (default λ₂).
+    eta : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    gamma : float or None, default None
+        Step size (see :func:`settings`) and γ ≥ 1 + η_max ρ‖AᵀA‖₂ (default that minimum).
+    clip : float or None, default None
+        Per-example gradient clipping norm; required for a private run on the squared loss.
+    calibration : str, default "accountant"
+        ``"accountant"`` (default: ε, δ end to end) or ``"paper"`` (Theorem 2 / Theorem 1).
+    c2 : float, default 80.0
+        θ of Theorem 2 (default ½) and the unknown constant c₂ of Theorem 1 (default 80).
+    private_snapshot : bool, default True
+        DP-VRADMM only: release the snapshot gradient with noise (default True; False is
+        Algorithm 1 as printed, whose ε the trace computes by splitting each release's noise —
+        general convex only) and its noise as a fraction of σ (default 1/√m).
+    snapshot_noise : float or None, default None
+        DP-VRADMM only: release the snapshot gradient with noise (default True; False is
+        Algorithm 1 as printed, whose ε the trace computes by splitting each release's noise —
+        general convex only) and its noise as a fraction of σ (default 1/√m).
+
+    Returns
+    -------
+    Trace
+        Per recorded step (DP-SADMM: every step t, or every k-th; DP-VRADMM: every epoch s) the
+        objective, gap
+        and test accuracy of the model the algorithm would release then (the paper's averaged
+        output), ``metrics["constraint_residual"]`` ``‖Ax̄ − ȳ‖`` and
+        ``metrics["gradient_evaluations"]`` (the per-example gradients expected so far: b per
+        minibatch, and n per DP-VRADMM snapshot), ``metrics["passes"]`` (the same divided by n) and
+        ``metrics["steps"]`` (noisy steps so far); ``noise`` (σ, σ_p, ν, τ, b, q, the sensitivity),
+        the ``ledger``, ``privacy`` (unified accountant) and ``privacy_paper`` (Theorem 2 / Theorem 1).
+        A diagnostic that no ε covers: ``metrics[REALISED_EVALUATIONS]``
+        (``"realised_gradient_evaluations (not private)"``), the gradients actually evaluated, from
+        the drawn batch sizes |B_t|; publishing those weakens the amplification by sampling that the
+        ε counts on, so the counts a release may report are the expected ones.
+
+    Notes
+    -----
     Exactly the code of :func:`dp_vradmm` with no noise; ``epsilon`` must be ``math.inf``.
+
+    References
+    ----------
+    Y. Liu, J. Geng, F. Shang, W. An, H. Liu, Q. Zhu, W. Feng, "Laplacian smoothing stochastic
+    ADMMs with differential privacy guarantees", IEEE TIFS 17, 2022.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5))
+    >>> X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    >>> problem = dl.problems.logistic(X, np.where(X.sum(axis=1) > 0, 1.0, -1.0), 1e-2)
+    >>> trace = dl.run("svrg_admm", problem, iterations=10, seed=0)
+    >>> trace.model.shape, len(trace.objective)
+    ((5,), 10)
     """
     _require_no_noise("svrg_admm", epsilon, "dp_vradmm")
     return _run(problem, "svrg_admm", epsilon=math.inf, delta=delta, rho=rho, iterations=iterations, seed=seed,
                 nu=nu, batch_size=batch_size, inner=inner, convexity=convexity, mu=mu, eta=eta, gamma=gamma,
                 clip=clip, calibration=calibration, c2=c2, private_snapshot=private_snapshot,
                 snapshot_noise=snapshot_noise, private=False)
-
-
-for _f in (dp_sadmm, sadmm, dp_vradmm, svrg_admm):
-    _f.__doc__ += _COMMON_DOC
