@@ -59,6 +59,7 @@ LANES: dict[str, tuple[str, ...]] = {
         "test_record_swap.py",
         "test_release.py",
         "test_replace_one.py",
+        "test_signatures.py",
         "test_tuning.py",
         "test_wheel.py",
     ),
