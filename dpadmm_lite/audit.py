@@ -204,8 +204,8 @@ def intercept_noise(edit: Callable[[int, Draw], np.ndarray | None] | None = None
 def scaled_noise(factor: float):
     """Every draw inside the block multiplied by ``factor`` (0.5: "deliberately halved noise").
 
-    The algorithm still believes (and reports) its own σ; only the noise it adds changes. Used to
-    show that an audit or a test has teeth.
+    The algorithm still believes (and reports) its own σ; only the noise it adds changes. It shows
+    that an audit or a test has teeth.
     """
     factor = check.nonnegative("factor", factor)
     return intercept_noise(lambda i, draw: draw.raw * factor)
@@ -329,7 +329,7 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
     the duration of the block; blocks nest (an outer block's edit is applied first); not thread-safe.
     Federated ADMM replays its schedule before the run to count the participations its ledger charges
     (a replay the block logs too, unless it is memoised), so an edit of its samples makes the run refuse:
-    its ledger would no longer describe it.
+    its ledger would not describe the edited run.
     """
     log: list[Sample] = []
     layer = (edit, log)

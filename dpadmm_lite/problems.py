@@ -186,8 +186,8 @@ class Problem:
     def _loss_of_margin(self, z, b):
         if self.loss == "squared":
             return 0.5 * (z - b) ** 2
-        # log(1 + e^{−u}) = log1p(e^{−|u|}) − min(u, 0): stable, ~2× faster than logaddexp, and computed in place
-        # (two arrays instead of seven: 9 ms against 16-21 ms for a million margins, the same bits)
+        # log(1 + e^{−u}) = log1p(e^{−|u|}) − min(u, 0): stable, faster than logaddexp, and computed in place
+        # (two temporary arrays instead of seven, the same bits)
         u = np.asarray(np.multiply(b, z, dtype=float))  # an array even for one margin (0-d)
         ell = np.abs(u, out=np.empty_like(u))
         np.negative(ell, out=ell)
@@ -239,8 +239,8 @@ class Problem:
             return self._gram  # formed once per problem: no pass of this run's
         count_work(rows=self.n * (1 if margins is not None else 2))
         z = rows_times(self.X, np.asarray(x, float)) if margins is None else margins
-        if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS: its YᵀY took 6.5 s on
-            pair = _browser_sparse_rows(self.X)  # Adult, scipy's OpenBLAS dsyrk 93 ms, a sparse product 22 ms
+        if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS, so YᵀY is a sparse
+            pair = _browser_sparse_rows(self.X)  # product (or scipy's OpenBLAS dsyrk for dense data)
             if pair is not None:
                 H = (pair[1] @ pair[0].multiply((self._curvature_of_margin(z) / self.n)[:, None]).tocsr()).toarray()
             else:
@@ -410,10 +410,10 @@ class Problem:
 class _SparseProducts:
     """A mostly-zero dense matrix's products with vectors, by its non-zeros: ``self @ x`` and
     ``self.T @ v`` sum the same terms as the dense product, in row order. In the browser (Pyodide)
-    Liu et al.'s ``A = [W; I]`` (370 × 104, 6 % non-zero) took 27 µs for ``A @ x`` and 34 µs for
-    ``Aᵀ v`` as dense products, about 9 µs each this way; natively the dense product is used. The
-    identity (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0
-    there too), in about a third of the time."""
+    numpy has no BLAS, and a small mostly-zero matrix such as Liu et al.'s ``A = [W; I]`` (370 × 104,
+    6 % non-zero) is several times faster this way; natively the dense product is used. The identity
+    (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0 there
+    too), at a fraction of the cost."""
 
     def __init__(self, M: np.ndarray, _transpose: "_SparseProducts | None" = None):
         self.shape = M.shape
@@ -477,8 +477,25 @@ def _browser_sparse_rows(X: np.ndarray):
 
 
 def rows_times(X: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``X @ v`` for one vector ``v``: natively numpy's product; in the browser a mostly-zero ``X`` is
-    multiplied as a sparse matrix (Adult's 40,000 × 104: 2.9 ms dense there, 0.8 ms sparse)."""
+    """``X @ v`` for one vector ``v``.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The records, shape ``(n, d)``.
+    v : numpy.ndarray
+        One vector of length ``d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X @ v``, length ``n``.
+
+    Notes
+    -----
+    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` (such
+    as Adult's one-hot rows) is multiplied as a sparse matrix.
+    """
     if sys.platform == "emscripten" and X.dtype == np.float64:
         pair = _browser_sparse_rows(X)
         if pair is not None:
@@ -487,8 +504,25 @@ def rows_times(X: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def times_rows(r: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``r @ X`` (``Xᵀr``) for one vector ``r``: natively numpy's product; in the browser a mostly-zero
-    ``X`` through its transposed CSR (Adult's 40,000 rows: 8.2 ms dense there, 0.4 ms sparse)."""
+    """``r @ X`` (``Xᵀr``) for one vector ``r``.
+
+    Parameters
+    ----------
+    r : numpy.ndarray
+        One vector of length ``n``.
+    X : numpy.ndarray
+        The records, shape ``(n, d)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``r @ X``, length ``d``.
+
+    Notes
+    -----
+    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` is
+    multiplied through its transposed CSR.
+    """
     if sys.platform == "emscripten" and X.dtype == np.float64:
         pair = _browser_sparse_rows(X)
         if pair is not None:
@@ -511,10 +545,26 @@ def _squared_loss_by_moments(x: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.
 
 
 def models_times_rows(M: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``M @ Xᵀ``: the margins of a stack of models ``M`` (k, d) on records ``X`` (n, d). Natively
-    numpy's product. In the browser numpy has no BLAS: a mostly-zero ``X`` is multiplied as a sparse
-    matrix, any other by scipy's OpenBLAS ``gemm`` (30 models on the Zhang & Zhu panel's 8,000
-    Adult rows: numpy 16.6 ms there, ``gemm`` 8.9 ms, the sparse product 1.6 ms)."""
+    """``M @ Xᵀ``: the margins of a stack of models on a set of records.
+
+    Parameters
+    ----------
+    M : numpy.ndarray
+        The models, shape ``(k, d)`` (or any stack whose last axis is ``d``).
+    X : numpy.ndarray
+        The records, shape ``(n, d)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``M @ X.T``, shape ``(k, n)``.
+
+    Notes
+    -----
+    Natively numpy's product. In the browser numpy has no BLAS: a mostly-zero ``X`` is multiplied as
+    a sparse matrix, any other two-dimensional stack by scipy's OpenBLAS ``gemm``; both are several
+    times faster there than numpy's own product.
+    """
     if sys.platform == "emscripten" and M.ndim == 2 and X.dtype == np.float64:
         pair = _browser_sparse_rows(X)
         if pair is not None:
@@ -698,8 +748,8 @@ def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str
 # ---------------------------------------------------------------------- reference solver
 #: The reference optima of the site's live panels' problems, solved natively by :func:`_solve_reference` (or the
 #: strongly convex problem's solver) and shipped with the library (``python -m dpadmm_book.live._optima`` rewrites
-#: it). In the browser a panel's first run spent 0.4-0.7 s solving one (Huang et al.'s 40,000 Adult rows, the
-#: fused lasso of Xu et al. and Liu et al.), and the first switch to ℓ1 on Huang et al.'s panel 0.7 s of its 0.9.
+#: it). In the browser solving one would take most of a panel's first run (Huang et al.'s 40,000 Adult rows, the
+#: fused lasso of Xu et al. and Liu et al.), and most of the first switch to ℓ1 on Huang et al.'s panel.
 SHIPPED_OPTIMA = "data/reference_optima.npz"
 
 
@@ -747,8 +797,8 @@ def _solve_reference(p: Problem) -> Optimum:
       Boyd 2007 for ℓ1-regularised logistic regression) with Newton steps; the barrier
       parameter μ shrinks until the duality gap ``2mμ`` is below ``1e-13 (1 + F(0))``.
 
-    The lead's first version (L-BFGS-B on a split ``x = u − v``; ADMM with Newton x-steps for the
-    fused penalty) took 15–110 s on Adult and stopped with KKT residuals around 1e-5.
+    First-order methods (L-BFGS-B on a split ``x = u − v``; ADMM with Newton x-steps for the fused
+    penalty) are slow on Adult and stop with KKT residuals around 1e-5.
 
     Both methods use the ``d × d`` Hessian of ``f``, so they cost a few dozen passes over the
     data (Adult: d = 104) and reach machine precision where first-order methods stall.
@@ -763,9 +813,8 @@ def _single_threaded_blas():
     """One BLAS thread while the reference solver runs.
 
     The solver's work is matrix-vector products over the data (memory-bound, no gain from
-    threads) and a few ``d × d`` Hessians; on a busy machine multi-threaded OpenBLAS made the
-    same Adult solve 3–15× slower (measured: ℓ1 at λ = 1e-3, 17.7 s with 2 threads against
-    1.1 s with one, load average 6 on 2 cores).
+    threads) and a few ``d × d`` Hessians; on a busy machine multi-threaded OpenBLAS makes the
+    same Adult solve several times slower, as its threads wait for cores.
     """
     try:
         from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
@@ -1055,7 +1104,7 @@ def make_agents(problem: Problem, owner) -> Agents:
     row = np.empty(problem.n, dtype=np.intp)
     row[order] = np.arange(problem.n) - np.repeat(starts, sizes) + np.repeat(np.arange(n_agents) * m_max, sizes)
     X = np.zeros((n_agents * m_max, problem.d))
-    X[row] = problem.X  # one scatter, no sorted copy of the data (a fresh 33 MB on Adult costs ~30 ms here)
+    X[row] = problem.X  # one scatter, no sorted copy of the data (a fresh copy of Adult is tens of MB)
     y = np.zeros(n_agents * m_max)
     y[row] = problem.y
     mask = np.zeros(n_agents * m_max, bool)

@@ -50,9 +50,9 @@ __all__ = ["laplacian_smooth", "eigenvalues", "operator_norm", "second_differenc
 #: Batches with at least this many numbers are transformed with two FFT threads.
 _THREADED_SIZE = 1 << 18
 
-#: Vectors up to this length are smoothed by the dense inverse (below): on Liu et al.'s d = 104 one
-#: vector took 61–78 µs through scipy.fft's dispatch and 5–8 µs as a product with the cached inverse
-#: (natively; in the browser 87 µs and 10 µs), and DP-SADMM smooths one vector per step.
+#: Vectors up to this length are smoothed by the dense inverse (below): for one short vector a product
+#: with the cached inverse is several times faster than scipy.fft's dispatch (natively and in the
+#: browser), and DP-SADMM smooths one vector per step.
 _DENSE_D = 512
 
 

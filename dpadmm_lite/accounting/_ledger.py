@@ -100,7 +100,7 @@ def _ledger(events, delta) -> tuple[float, str, str]:
 
 #: Ledgers and calibrations already computed. Events are frozen and hold numbers and strings only, so a
 #: ledger is its own key: a live panel's move of N, the topology or T often asks for the same budget
-#: again (Zhang & Zhu's panel: 18 ms of a 300 ms re-run in the browser went to calibrating the same ε).
+#: again, and calibrating the same ε is a noticeable part of a re-run in the browser.
 _memo = functools.lru_cache(maxsize=256)
 
 
