@@ -88,6 +88,7 @@ def gaussian(rng: np.random.Generator, sigma, shape) -> np.ndarray:
 
     Examples
     --------
+    >>> from dpadmm_lite.mechanisms import gaussian
     >>> rng = np.random.default_rng(0)
     >>> gaussian(rng, np.array([0.0, 1.0]), (2, 3))[0]
     array([0., 0., 0.])

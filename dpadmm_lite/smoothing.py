@@ -122,6 +122,7 @@ def laplacian_smooth(v, nu: float) -> np.ndarray:
 
     Examples
     --------
+    >>> from dpadmm_lite.smoothing import laplacian_smooth
     >>> laplacian_smooth(np.array([0.0, 0.0, 3.0, 0.0, 0.0]), 1.0).round(3)
     array([0.273, 0.545, 1.364, 0.545, 0.273])
     >>> float(laplacian_smooth(np.ones(7), 5.0).sum())  # the mean passes unchanged

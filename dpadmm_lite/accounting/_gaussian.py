@@ -59,6 +59,7 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, sampling
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import gaussian_epsilon
     >>> round(gaussian_epsilon(1.0, 1, 1e-5), 4)
     4.3772
     >>> round(gaussian_epsilon(1.0, 100, 1e-5, sampling_rate=0.01), 3)  # PLD; RDP says 1.214
@@ -184,6 +185,7 @@ def calibrate_noise(epsilon: float, delta: float, steps: int, sampling_rate: flo
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import calibrate_noise, gaussian_epsilon
     >>> z = calibrate_noise(1.0, 1e-5, 100)
     >>> gaussian_epsilon(z, 100, 1e-5) <= 1.0
     True

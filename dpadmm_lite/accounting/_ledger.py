@@ -171,6 +171,7 @@ def calibrate_ledger(events: Iterable[PrivacyEvent], epsilon: float, delta: floa
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import PrivacyEvent, calibrate_ledger, ledger_epsilon
     >>> unit = [PrivacyEvent("gaussian", 0.01, 1.0, count=100)]
     >>> s = calibrate_ledger(unit, 1.0, 1e-5)
     >>> 0.97 <= ledger_epsilon([e.scaled(s) for e in unit], 1e-5) <= 1.0

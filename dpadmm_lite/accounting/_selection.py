@@ -92,6 +92,7 @@ def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import truncated_negative_binomial_mean
     >>> truncated_negative_binomial_mean(1.0, 0.25)   # geometric: 1/γ
     4.0
     """
@@ -116,6 +117,7 @@ def truncated_negative_binomial_gamma(eta: float, mean: float) -> float:
     unique; found by bisection on log γ to relative 1e-13 (numpy and ``math`` only). η = 1 gives
     γ = 1/mean exactly.
 
+    >>> from dpadmm_lite.accounting import truncated_negative_binomial_gamma
     >>> truncated_negative_binomial_gamma(1.0, 4.0)
     0.25
     """
