@@ -153,7 +153,20 @@ def l2_laplace(rng: np.random.Generator, zeta, shape) -> np.ndarray:
 
 
 def l2_laplace_radius_mean(zeta, d: int) -> float:
-    """``E‖x‖ = d/ζ`` for ℓ2-Laplace noise in dimension ``d`` (radius ~ Gamma(d, 1/ζ))."""
+    """``E‖x‖ = d/ζ`` for ℓ2-Laplace noise in dimension ``d`` (radius ~ Gamma(d, 1/ζ)).
+
+    Parameters
+    ----------
+    zeta : float
+        ζ, the rate of the noise density ``∝ exp(−ζ‖x‖)``, > 0 and finite.
+    d : int
+        Dimension, a whole number ≥ 1.
+
+    Returns
+    -------
+    float
+        ``d/ζ``.
+    """
     zeta = check.positive("zeta", zeta)
     d = check.count("d", d)
     return d / zeta

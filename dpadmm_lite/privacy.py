@@ -96,6 +96,25 @@ class PrivacyEvent:
 class PrivacyGuarantee:
     """An (ε, δ) statement and where it comes from.
 
+    Parameters
+    ----------
+    epsilon : float
+        ε of the guarantee (``math.inf`` when nothing is guaranteed; must be ∞ when not covered).
+    delta : float
+        δ of the guarantee.
+    source : str
+        The accountant or theorem the statement comes from.
+    statement : str, default ""
+        The guarantee in words.
+    covered : bool, default True
+        False when something the run used reads the private data outside the ledger.
+    reason : str, default ""
+        Why the guarantee is not covered; required when ``covered`` is False.
+    assumes : str, default ""
+        A condition the guarantee rests on beyond the ledger (e.g. :data:`SECRET_SEED`).
+
+    Notes
+    -----
     ``source`` names the accountant or theorem (``"Xu et al. 2020, Thm 1"``,
     ``"unified accountant: PLD"``); ``statement`` is the guarantee in words, e.g. the paper's
     per-iteration claim when the paper gives no end-to-end number.
