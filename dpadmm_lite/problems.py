@@ -78,7 +78,17 @@ def paused():
 
 
 def count_work(rows: int = 0, factorizations: int = 0, solves: int = 0) -> None:
-    """Add work to every open :func:`counting` block (nothing when none is open)."""
+    """Add work to every open :func:`counting` block (nothing when none is open).
+
+    Parameters
+    ----------
+    rows : int, default 0
+        Rows of the training data read by a product.
+    factorizations : int, default 0
+        Factorizations of d × d matrices.
+    solves : int, default 0
+        Solves with d × d matrices.
+    """
     for counts in _COUNTERS.get():
         counts["rows"] += int(rows)
         counts["factorizations"] += int(factorizations)
@@ -87,7 +97,20 @@ def count_work(rows: int = 0, factorizations: int = 0, solves: int = 0) -> None:
 
 def work_summary(counts, n: int) -> dict:
     """A run's counts as ``Trace.work``: ``data_passes`` (rows read / n: one product with every
-    record's row is one pass), ``factorizations`` and ``solves``."""
+    record's row is one pass), ``factorizations`` and ``solves``.
+
+    Parameters
+    ----------
+    counts : mapping
+        The counts of a :func:`counting` block: ``rows``, ``factorizations``, ``solves``.
+    n : int
+        Number of training records.
+
+    Returns
+    -------
+    dict
+        ``data_passes`` (float), ``factorizations`` and ``solves`` (int).
+    """
     return {"data_passes": counts["rows"] / n, "factorizations": int(counts["factorizations"]),
             "solves": int(counts["solves"])}
 
@@ -106,6 +129,19 @@ class Optimum:
     formed; ``residual`` is its optimality certificate: the gradient norm (smooth problems) or
     the bound ``2mμ + δ²/2`` on ``F(x) − F*`` (ℓ1, fused: barrier duality gap plus half the
     final Newton decrement).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The solution, shape ``(d,)``.
+    value : float
+        The objective ``F(x)``.
+    iterations : int, default 0
+        The solver's Newton steps.
+    residual : float, default nan
+        The optimality certificate (see above).
+    hessians : int, default 0
+        The Hessians of the loss the solver formed.
     """
 
     x: np.ndarray
@@ -119,6 +155,36 @@ class Optimum:
 class Problem:
     """A regularised empirical-risk problem with its ADMM splitting.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite; −1 and +1 for the logistic loss.
+    lam : float
+        λ, the weight of the regulariser, ≥ 0 and finite.
+    loss : {"squared", "logistic"}
+        The data loss.
+    regularizer : {"l1", "l2", "fused"}
+        ``‖x‖₁``, ``½‖x‖²`` or ``‖Ax‖₁``.
+    A : array_like of float, optional
+        The constraint matrix of the fused regularizer, ``(m, d)``, finite; required for ``"fused"``.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    name : str, default ""
+        The problem's name.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+    data_dependence : str, default ""
+        What was computed from the training rows beyond the ledger (``""``: nothing).
+    _optimum : Optimum, optional
+        A known reference optimum (internal: the cache of :meth:`reference_optimum`).
+
+    Notes
+    -----
     Build one with :func:`lasso`, :func:`logistic` or :func:`graph_guided_fused_lasso`.
 
     Everything but the training rows ``X, y`` is public: λ, ``A``, the test split and the
@@ -592,7 +658,20 @@ def _per_model(x, X, reduce):
 
 
 def soft_threshold(v, t):
-    """``sign(v) · max(|v| − t, 0)``, the prox of ``t‖·‖₁``."""
+    """``sign(v) · max(|v| − t, 0)``, the prox of ``t‖·‖₁``.
+
+    Parameters
+    ----------
+    v : array_like of float
+        The point.
+    t : float or array_like of float
+        The threshold, ≥ 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sign(v) · max(|v| − t, 0)``.
+    """
     return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
@@ -601,7 +680,39 @@ def lasso(X, y, lam: float, *, X_test=None, y_test=None, feature_bound: float = 
     """Lasso: ``(1/2n)‖Xx − y‖² + λ‖x‖₁`` (scikit-learn's ``Lasso(alpha=lam)`` objective).
 
     ``feature_bound`` is the public bound on one record's norm ‖a_j‖ that private algorithms
-    use for their sensitivities (1: every dataset the book ships has rows of norm ≤ 1)."""
+    use for their sensitivities (1: every dataset the book ships has rows of norm ≤ 1).
+
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite.
+    lam : float
+        λ, > 0 and finite.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+
+    Returns
+    -------
+    Problem
+        The problem (``loss="squared"``, ``regularizer="l1"``).
+
+    Examples
+    --------
+    >>> from dpadmm_lite import problems
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 3)) / 2
+    >>> p = problems.lasso(X, X @ np.array([1.0, 0.0, -2.0]), 0.1)
+    >>> x = p.reference_optimum().x
+    >>> round(float(x[0]), 2), round(float(x[2]), 2), bool(abs(x[1]) < 1e-8)  # the zero weight stays zero
+    (0.63, -1.45, True)
+    """
     return Problem(X, y, check.positive("lam", lam), "squared", "l1", X_test=X_test, y_test=y_test, name="lasso",
                    feature_bound=feature_bound)
 
@@ -610,7 +721,45 @@ def logistic(X, y, lam: float, penalty: str = "l2", *, X_test=None, y_test=None,
              feature_bound: float = 1.0) -> Problem:
     """Logistic regression ``(1/n)Σ log(1+exp(−b a·x)) + λ r(x)``, ``r = ‖x‖₁`` or ``½‖x‖²``.
 
-    ``feature_bound`` is the public bound on one record's norm ‖a_j‖ (see :func:`lasso`)."""
+    ``feature_bound`` is the public bound on one record's norm ‖a_j‖ (see :func:`lasso`).
+
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite: −1 and +1.
+    lam : float
+        λ, > 0 and finite.
+    penalty : {"l2", "l1"}, default "l2"
+        ``½‖x‖²`` or ``‖x‖₁``.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+
+    Returns
+    -------
+    Problem
+        The problem, named ``"logistic-l2"`` or ``"logistic-l1"``.
+
+    Examples
+    --------
+    >>> from dpadmm_lite import problems
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 3)) / 2
+    >>> y = np.where(X @ np.array([1.0, -1.0, 0.5]) > 0, 1.0, -1.0)
+    >>> p = problems.logistic(X, y, 0.01)
+    >>> p.n, p.d, p.name
+    (50, 3, 'logistic-l2')
+    >>> round(float(p.objective(np.zeros(3))), 6)  # log 2 at the zero model
+    0.693147
+    >>> bool(p.reference_optimum().value < p.objective(np.zeros(3)))
+    True
+    """
     check.choice("penalty", penalty, ("l1", "l2"))
     return Problem(X, y, check.positive("lam", lam), "logistic", penalty, X_test=X_test, y_test=y_test,
                    name=f"logistic-{penalty}", feature_bound=feature_bound)
@@ -621,6 +770,39 @@ def graph_guided_fused_lasso(X, y, lam: float, *, W=None, public_features=None, 
                              y_test=None, feature_bound: float = 1.0) -> Problem:
     """Graph-guided fused lasso with logistic loss: ``f(x) + λ‖Ax‖₁``, ``A = [W; I]``.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite: −1 and +1.
+    lam : float
+        λ, > 0 and finite.
+    W : array_like of float, optional
+        A public graph matrix ``(rows, d)``; not together with ``public_features``.
+    public_features : array_like of float, optional
+        The features of a public sample with the columns of ``X``, to estimate the graph from.
+    graph_threshold : float, default 0.0
+        Keep only edges whose partial correlation exceeds this in absolute value, ≥ 0.
+    sparsity : float, default 0.1
+        The graphical lasso's ℓ1 penalty, > 0 and finite.
+    graph_matrix : {"incidence", "pattern"}, default "incidence"
+        How the graph becomes the matrix W.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+
+    Returns
+    -------
+    Problem
+        The problem, with ``data_dependence`` set when the graph came from ``X``.
+
+    Notes
+    -----
     Xu et al. (2020), Sec. V-A, eq. (11), and Liu et al. (2022), Sec. V-A: "We set A = [W; I]
     …, where W is the sparsity pattern of the graph obtained by sparse inverse covariance
     selection [Banerjee, El Ghaoui & d'Aspremont 2008]". Neither paper gives the estimator's
@@ -662,6 +844,31 @@ def fused_constraint(X, *, W=None, public_features=None, sparsity: float = 0.1, 
                      form: str = "incidence") -> tuple[np.ndarray, str]:
     """``A = [W; I]`` of the graph-guided fused lasso on the features of ``X``, and its data dependence.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``.
+    W : array_like of float, optional
+        A public graph matrix with d columns, finite; not together with ``public_features``.
+    public_features : array_like of float, optional
+        A public sample with the columns of ``X`` to estimate the graph from.
+    sparsity : float, default 0.1
+        The graphical lasso's ℓ1 penalty on the off-diagonal precision entries, > 0 and finite.
+    threshold : float, default 0.0
+        Keep only edges whose partial correlation exceeds this in absolute value, ≥ 0 (0 keeps the
+        whole sparsity pattern).
+    form : {"incidence", "pattern"}, default "incidence"
+        ``"incidence"``: one row ``e_i − e_j`` per edge; ``"pattern"``: the 0/1 ``d × d`` adjacency.
+
+    Returns
+    -------
+    A : numpy.ndarray
+        ``[W; I]``, shape ``(rows + d, d)``.
+    data_dependence : str
+        :data:`GRAPH_FROM_TRAINING_ROWS` when W was estimated from ``X``, else ``""``.
+
+    Notes
+    -----
     ``W`` given: used as it is (public). ``public_features`` given (a public sample with the same
     columns as ``X``): W is :func:`feature_graph` of it. Neither: W is the feature graph of the
     training rows ``X`` themselves, and the second value is :data:`GRAPH_FROM_TRAINING_ROWS`
@@ -692,17 +899,31 @@ _GRAPH_CACHE: dict = {}
 def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str = "incidence") -> np.ndarray:
     """The sparse inverse-covariance graph of the columns of ``X``, as a matrix W.
 
-    Steps: standardise the non-constant columns; estimate the precision matrix by the
-    graphical lasso (:func:`sklearn.covariance.graphical_lasso`, ℓ1 penalty ``sparsity`` on the
-    off-diagonal entries, i.e. Banerjee et al.'s sparse inverse covariance selection); edges are
-    the pairs (i < j) with a non-zero entry whose partial correlation
-    ``|−Θ_ij / √(Θ_ii Θ_jj)|`` exceeds ``threshold`` (0 keeps the whole sparsity pattern).
+    Parameters
+    ----------
+    X : array_like of float
+        The records whose columns are the graph's nodes, shape ``(n, d)``, finite.
+    sparsity : float, default 0.1
+        The graphical lasso's ℓ1 penalty on the off-diagonal precision entries, > 0 and finite.
+    threshold : float, default 0.0
+        Keep only edges whose partial correlation exceeds this in absolute value, ≥ 0 (0 keeps the
+        whole sparsity pattern).
+    form : {"incidence", "pattern"}, default "incidence"
+        ``"incidence"``: one row ``e_i − e_j`` per edge; ``"pattern"``: the 0/1 ``d × d`` adjacency.
 
     Returns
     -------
     W : ndarray
         ``form="incidence"``: ``(E, d)`` with rows ``e_i − e_j``, one per edge;
         ``form="pattern"``: ``(d, d)`` symmetric 0/1 adjacency.
+
+    Notes
+    -----
+    Steps: standardise the non-constant columns; estimate the precision matrix by the
+    graphical lasso (:func:`sklearn.covariance.graphical_lasso`, ℓ1 penalty ``sparsity`` on the
+    off-diagonal entries, i.e. Banerjee et al.'s sparse inverse covariance selection); edges are
+    the pairs (i < j) with a non-zero entry whose partial correlation
+    ``|−Θ_ij / √(Θ_ii Θ_jj)|`` exceeds ``threshold`` (0 keeps the whole sparsity pattern).
     """
     from sklearn.covariance import graphical_lasso
 
@@ -755,7 +976,20 @@ SHIPPED_OPTIMA = "data/reference_optima.npz"
 
 def fingerprint(p: Problem) -> tuple[dict, np.ndarray]:
     """What identifies a problem's optimum: its kind, sizes and λ exactly, its data by sums — the column sums of
-    the training rows, ``yᵀX`` and the column sums of ``A``, as one vector (compared to a relative 1e-10)."""
+    the training rows, ``yᵀX`` and the column sums of ``A``, as one vector (compared to a relative 1e-10).
+
+    Parameters
+    ----------
+    p : Problem
+        The problem.
+
+    Returns
+    -------
+    exact : dict
+        Kind, loss, regularizer, λ, ridge, n, d and the shape of ``A``.
+    sums : numpy.ndarray
+        The column sums of ``X``, ``yᵀX`` and the column sums of ``A``, as one vector.
+    """
     X, y, A = np.asarray(p.X, float), np.asarray(p.y, float), np.asarray(p.constraint_matrix, float)
     exact = {"kind": type(p).__name__, "loss": p.loss, "regularizer": p.regularizer, "lam": float(p.lam),
              "ridge": float(getattr(p, "ridge", 0.0)), "n": int(p.n), "d": int(p.d), "A": list(A.shape)}
@@ -777,7 +1011,20 @@ def _shipped_optima() -> list[tuple[dict, np.ndarray, Optimum]]:
 
 def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") -> Optimum | None:
     """The optimum of ``p`` from :data:`SHIPPED_OPTIMA` when it holds ``p`` (by :func:`fingerprint`) and we run in
-    the browser (natively the solver runs, as it always has); otherwise None."""
+    the browser (natively the solver runs); otherwise None.
+
+    Parameters
+    ----------
+    p : Problem
+        The problem.
+    browser : bool, default sys.platform == "emscripten"
+        Whether we run in the browser; natively the answer is None.
+
+    Returns
+    -------
+    Optimum or None
+        A fresh copy of the shipped optimum, or None.
+    """
     if not browser:
         return None
     exact, sums = fingerprint(p)
@@ -1035,6 +1282,19 @@ class Agents:
 
     Agent ``i`` holds ``sizes[i]`` samples, stored in ``X[i, :sizes[i]]`` (rows past that are
     zero padding, ``mask`` is False there). Local losses are means over each agent's own data.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose training data is dealt.
+    X : numpy.ndarray
+        The agents' records, shape ``(N, m_max, d)``, zero past each agent's ``sizes[i]`` rows.
+    y : numpy.ndarray
+        The agents' labels, shape ``(N, m_max)``.
+    mask : numpy.ndarray
+        Which rows are records (True) and which padding, shape ``(N, m_max)``, bool.
+    sizes : numpy.ndarray
+        Number of records of each agent, shape ``(N,)``.
     """
 
     problem: Problem
@@ -1081,7 +1341,21 @@ class Agents:
 
 
 def make_agents(problem: Problem, owner) -> Agents:
-    """Stack a problem's training data by agent; ``owner[j]`` is the agent that holds sample j."""
+    """Stack a problem's training data by agent; ``owner[j]`` is the agent that holds sample j.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose training data is dealt.
+    owner : array_like of int
+        The agent (0 … N − 1) that holds each sample, shape ``(n,)``; every agent holds at least
+        one sample.
+
+    Returns
+    -------
+    Agents
+        The stacked data.
+    """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpadmm_lite.problems.Problem, got {type(problem).__name__}")
     owner = np.asarray(owner)
