@@ -170,7 +170,7 @@ def intercept_noise(edit: Callable[[int, Draw], np.ndarray | None] | None = None
 
     Parameters
     ----------
-    edit
+    edit : callable, optional
         ``edit(i, draw) -> array or None``, called for the ``i``-th draw of the block (counting
         Gaussian and ℓ2-Laplace calls together, from 0). Return the array the algorithm should
         receive instead of ``draw.raw`` (same shape), or ``None`` to keep the draw. The real
@@ -322,7 +322,7 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
 
     Parameters
     ----------
-    edit
+    edit : callable, optional
         ``edit(i, sample) -> indices or None``, called for the ``i``-th sample of the block: the records
         that take part instead of ``sample.drawn`` (``None`` keeps the draw). The real sampler is always
         called first, so its stream is consumed exactly as without the edit.

@@ -41,14 +41,14 @@ def make_lasso(n: int, p: int, seed: int = 0, *, support: int | None = None,
 
     Parameters
     ----------
-    n, p
+    n, p : int
         Number of samples and of features (the paper uses n = 1000, p = 64).
-    seed
+    seed : int, default 0
         Seed of ``numpy.random.default_rng``.
-    support
+    support : int, optional
         Number of non-zero entries of the true model, in ``[1, p]`` (default: 8 as in the
         paper, or ``p`` when ``p < 8``).
-    noise_std
+    noise_std : float, default 0.1
         Standard deviation of the label noise: the paper's N(0, 0.01) read as variance 0.01,
         i.e. ``noise_std = 0.1``.
 
@@ -93,11 +93,11 @@ def make_classification(n: int, d: int, seed: int = 0, *,
 
     Parameters
     ----------
-    n, d
+    n, d : int
         Number of samples and features.
-    seed
+    seed : int, default 0
         Seed of ``numpy.random.default_rng``.
-    signal
+    signal : float, default 4.0
         Typical size of the true margins; larger means cleaner labels (Bayes accuracy ≈ 0.87
         for 4, ≈ 0.95 for 10).
 
@@ -199,14 +199,14 @@ def split(n_samples: int, n_agents: int, *, sizes=None, seed: int = 0) -> np.nda
 
     Parameters
     ----------
-    n_samples, n_agents
+    n_samples, n_agents : int
         Every agent receives at least one sample, so ``1 ≤ n_agents ≤ n_samples``.
-    sizes
+    sizes : array_like of int, optional
         ``None``: sizes as equal as possible (they differ by at most one, as Huang et al.'s
         ``m_i = 40000/n``); ``"unequal"``: random sizes from a Dirichlet(1, …, 1) share of the
         samples (each agent still holds at least one); or a sequence of ``n_agents`` positive
         integers summing to ``n_samples``.
-    seed
+    seed : int, default 0
         Seed of ``numpy.random.default_rng``; the samples are shuffled before they are dealt.
 
     Returns

@@ -98,11 +98,11 @@ def laplacian_smooth(v, nu: float) -> np.ndarray:
 
     Parameters
     ----------
-    v
+    v : array_like of float
         Array ``(..., d)``, d ≥ 1: one vector, or a batch of them (iterations, samples, agents)
         on the leading axes. All vectors are smoothed at once: one product with the cached dense
         ``Q_ν⁻¹`` for d ≤ 512, one real FFT above.
-    nu
+    nu : float
         Smoothing strength ν ≥ 0. ``ν = 0`` returns ``v`` itself, as a float array (``Q_0 = I``),
         so an algorithm with ν = 0 is exactly the unsmoothed one.
 

@@ -48,17 +48,17 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, sampling
 
     Parameters
     ----------
-    noise_multiplier
+    noise_multiplier : float
         ``z = σ/Δ`` (σ the noise standard deviation, Δ the ℓ2-sensitivity); ``math.inf`` → 0.
         With ``neighbours="replace_one"``, ``z = σ/C`` for the per-record bound C.
-    steps
+    steps : int
         Number of releases T ≥ 1 (composed adaptively).
-    delta
+    delta : float
         Target δ ∈ (0, 1).
-    sampling_rate
+    sampling_rate : float, default 1.0
         Poisson sampling probability q ∈ (0, 1] of each record in each release
         (add/remove-one neighbours, both directions).
-    neighbours
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
         ``"add_remove"`` or ``"replace_one"`` (the exact replace-one pair ``q·N(+C, σ²) +
         (1 − q)·N(0, σ²)`` against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``; a Gaussian with sensitivity
         2C when q = 1), as :attr:`~dpadmm_lite.privacy.PrivacyEvent.neighbours`.

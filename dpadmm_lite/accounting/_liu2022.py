@@ -292,18 +292,18 @@ def liu2022_printed_epsilon(sigma: float, delta: float, *, n: int, batch_size: i
 
     Parameters
     ----------
-    sigma
+    sigma : float
         σ of the fresh noise of every inner release.
-    delta
+    delta : float
         δ ∈ (0, 1).
-    n, batch_size, epochs, inner
+    n, batch_size, epochs, inner : int
         Records n, expected minibatch size b (q = b/n), epochs S and inner steps m per epoch.
-    lipschitz
+    lipschitz : float
         l, the bound on one record's gradient ‖∇f_i‖ in the snapshot ``p̃``.
-    difference_bound
+    difference_bound : float, optional
         Bound on one record's SVRG term ``‖∇f_i(x) − ∇f_i(x̃)‖``; default ``lipschitz`` (true for
         the logistic loss: ℓ' of one record keeps its sign), ``2·lipschitz`` in general.
-    share
+    share : float, optional
         Evaluate at this share s ∈ (0, 1) of the noise variance paying for ``p̃`` instead of
         searching the best one.
 

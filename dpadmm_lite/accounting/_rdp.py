@@ -211,11 +211,11 @@ def sampled_gaussian_rdp(noise_multiplier: float, sampling_rate: float, orders=N
 
     Parameters
     ----------
-    noise_multiplier
+    noise_multiplier : float
         ``z = σ/Δ`` (``math.inf`` gives zero).
-    sampling_rate
+    sampling_rate : float
         Poisson sampling probability ``q ∈ (0, 1]``; ``q = 1`` gives ``α/(2z²)``.
-    orders
+    orders : array_like of float, optional
         Rényi orders (> 1); default :data:`ORDERS`.
     """
     z = check.positive("noise_multiplier", noise_multiplier, allow_inf=True)

@@ -319,14 +319,14 @@ def selection_rdp(candidate_rdp, *, eta: float, gamma: float, orders=None) -> np
 
     Parameters
     ----------
-    candidate_rdp
+    candidate_rdp : array_like of float
         RDP of one candidate run at ``orders`` (shape ``(len(orders),)``), or of several
         candidate settings (shape ``(settings, len(orders))``: the largest at each order is used,
         which covers drawing any of them at random).
-    eta, gamma
+    eta, gamma : float
         Shape (η > −1) and stopping parameter (0 < γ < 1) of the number of runs; η = 1 is the
         geometric distribution of Liu & Talwar, with ``E[K] = 1/γ``.
-    orders
+    orders : array_like of float, optional
         The Rényi orders of ``candidate_rdp`` (> 1); :data:`ORDERS` by default.
 
     Returns
