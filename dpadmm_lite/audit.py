@@ -102,16 +102,16 @@ _ATTRIBUTE = {"gaussian": "gaussian", "laplace_l2": "l2_laplace"}
 class Draw:
     """One call to a noise mechanism during a run.
 
-    Attributes
+    Parameters
     ----------
-    mechanism
-        ``"gaussian"`` or ``"laplace_l2"`` (the names of :class:`~dpadmm_lite.privacy.PrivacyEvent`).
-    noise
+    mechanism : {"gaussian", "laplace_l2"}
+        The names of :class:`~dpadmm_lite.privacy.PrivacyEvent`.
+    noise : numpy.ndarray
         The scale the algorithm asked for, one value per drawn vector (shape ``value.shape[:-1]``):
         σ for Gaussian noise, the rate ζ for ℓ2-Laplace noise.
-    raw
+    raw : numpy.ndarray
         What the mechanism drew.
-    value
+    value : numpy.ndarray
         What the algorithm received (``raw`` unless an edit replaced it).
     """
 
@@ -170,7 +170,7 @@ def intercept_noise(edit: Callable[[int, Draw], np.ndarray | None] | None = None
 
     Parameters
     ----------
-    edit
+    edit : callable, optional
         ``edit(i, draw) -> array or None``, called for the ``i``-th draw of the block (counting
         Gaussian and ℓ2-Laplace calls together, from 0). Return the array the algorithm should
         receive instead of ``draw.raw`` (same shape), or ``None`` to keep the draw. The real
@@ -204,8 +204,18 @@ def intercept_noise(edit: Callable[[int, Draw], np.ndarray | None] | None = None
 def scaled_noise(factor: float):
     """Every draw inside the block multiplied by ``factor`` (0.5: "deliberately halved noise").
 
-    The algorithm still believes (and reports) its own σ; only the noise it adds changes. Used to
-    show that an audit or a test has teeth.
+    The algorithm still believes (and reports) its own σ; only the noise it adds changes. It shows
+    that an audit or a test has teeth.
+
+    Parameters
+    ----------
+    factor : float
+        The factor every draw is multiplied by, in [0, ∞).
+
+    Returns
+    -------
+    context manager
+        The block inside which the noise is scaled (:func:`intercept_noise`).
     """
     factor = check.nonnegative("factor", factor)
     return intercept_noise(lambda i, draw: draw.raw * factor)
@@ -216,16 +226,16 @@ def scaled_noise(factor: float):
 class Sample:
     """One Poisson-sampled release during a run: the rate its sample was drawn at, and who took part.
 
-    Attributes
+    Parameters
     ----------
-    rate
+    rate : float
         The probability with which the run asked the sampler to take each record (or user): the rate
         the run draws at, whatever its ledger records.
-    n
+    n : int
         How many records (or users) it sampled from.
-    drawn
+    drawn : numpy.ndarray
         Who the sampler drew (record indices).
-    members
+    members : numpy.ndarray
         Who took part (``drawn`` unless an edit replaced it).
     """
 
@@ -312,7 +322,7 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
 
     Parameters
     ----------
-    edit
+    edit : callable, optional
         ``edit(i, sample) -> indices or None``, called for the ``i``-th sample of the block: the records
         that take part instead of ``sample.drawn`` (``None`` keeps the draw). The real sampler is always
         called first, so its stream is consumed exactly as without the edit.
@@ -329,7 +339,7 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
     the duration of the block; blocks nest (an outer block's edit is applied first); not thread-safe.
     Federated ADMM replays its schedule before the run to count the participations its ledger charges
     (a replay the block logs too, unless it is memoised), so an edit of its samples makes the run refuse:
-    its ledger would no longer describe it.
+    its ledger would not describe the edited run.
     """
     log: list[Sample] = []
     layer = (edit, log)
@@ -346,7 +356,21 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
 
 class SamplingRates(NamedTuple):
     """The rate a run's ledger records for its Poisson-sampled releases, against the rates its samples were
-    drawn at (:func:`sampling_rates`)."""
+    drawn at (:func:`sampling_rates`).
+
+    Parameters
+    ----------
+    recorded : float
+        The smallest ``sampling_rate`` of the ledger's events.
+    drawn : tuple of float
+        The distinct rates the run's sampler was called with.
+    realised : float
+        Members over (samples · records): the fraction of records that took part.
+    samples : int
+        Poisson samples the run drew.
+    records : int
+        Records (or users) each sample was drawn from.
+    """
 
     recorded: float  # the smallest sampling_rate of the ledger's events
     drawn: tuple  # the distinct rates the run's sampler was called with
@@ -369,7 +393,22 @@ def sampling_rates(name: str, problem, *, seed: int = 0, **options) -> SamplingR
     """Run ``name`` once (:func:`dpadmm_lite.run`) and compare the rate its ledger records with the rates its
     Poisson samples are drawn at (:func:`intercept_sampling`): the check for a sampled method that no
     audit at its sampling rate covers (:data:`NOT_AUDITED`). A run that draws many samples (thousands of
-    steps) measures the realised rate finely."""
+    steps) measures the realised rate finely.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm.
+    problem : Problem
+        The problem it runs on.
+    seed : int, default 0
+        The run's seed.
+
+    Returns
+    -------
+    SamplingRates
+        The ledger's rate against the drawn ones.
+    """
     from .registry import run
 
     with intercept_sampling() as samples:
@@ -403,6 +442,20 @@ def clopper_pearson(successes, trials, confidence: float = 0.95):
 
     ``successes`` are whole numbers in ``[0, trials]``, ``trials`` whole numbers ``≥ 1`` (arrays broadcast).
     Returns ``(lower, upper)``; each side holds with probability ``1 − (1 − confidence)/2``.
+
+    Parameters
+    ----------
+    successes : int or array_like of int
+        Whole numbers in ``[0, trials]``.
+    trials : int or array_like of int
+        Whole numbers ≥ 1 (broadcast with ``successes``).
+    confidence : float, default 0.95
+        Joint confidence of the interval, in (0, 1).
+
+    Returns
+    -------
+    lower, upper : float or numpy.ndarray
+        The interval's ends; each side holds with probability ``1 − (1 − confidence)/2``.
     """
     confidence = check.open_unit("confidence", confidence)
     k = _whole_numbers("successes", successes)
@@ -458,6 +511,27 @@ def _scores(name: str, value) -> np.ndarray:
 def epsilon_lower_bound(scores, scores_prime, delta: float, *, confidence: float = 0.95, seed: int = 0) -> dict:
     """Lower bound on ε from runs on two neighbouring datasets (threshold test + Clopper–Pearson).
 
+    Parameters
+    ----------
+    scores, scores_prime : array_like of float
+        One finite number per run on D and on D′ (higher means "more like D′"), at least 2 each.
+        A NaN or infinite score is refused (``ValueError``): an algorithm that releases NaN must
+        not pass an audit because no threshold can separate its runs.
+    delta : float
+        The δ of the guarantee being audited, in (0, 1).
+    confidence : float, default 0.95
+        Joint confidence of the Clopper–Pearson bounds, in (0, 1).
+    seed : int, default 0
+        Seed of the random split of each side's runs into halves.
+
+    Returns
+    -------
+    dict
+        ``epsilon`` (the lower bound, ≥ 0), ``threshold``, ``fpr``/``fnr`` (measured on the
+        second half), ``fpr_upper``/``fnr_upper``, ``runs`` (per side).
+
+    Notes
+    -----
     The adversary guesses "D′" when a run's score exceeds a threshold t. The runs of each side are
     split at random in two halves: the first half picks t — among the pooled first-half scores cut at
     2 × 200 levels, geometric in each tail (:func:`_threshold_levels`), the one whose Clopper–Pearson
@@ -466,21 +540,6 @@ def epsilon_lower_bound(scores, scores_prime, delta: float, *, confidence: float
     rates with Clopper–Pearson bounds at the given joint ``confidence`` (each bound at
     ``1 − (1 − confidence)/2``). One test, one bound: no multiple-comparison correction is needed.
     :func:`runs_needed` says how many runs this test needs to catch a given shortfall.
-
-    Parameters
-    ----------
-    scores, scores_prime
-        One finite number per run on D and on D′ (higher means "more like D′"), at least 2 each.
-        A NaN or infinite score is refused (``ValueError``): an algorithm that releases NaN must
-        not pass an audit because no threshold can separate its runs.
-    delta
-        The δ of the guarantee being audited.
-
-    Returns
-    -------
-    dict
-        ``epsilon`` (the lower bound, ≥ 0), ``threshold``, ``fpr``/``fnr`` (measured on the
-        second half), ``fpr_upper``/``fnr_upper``, ``runs`` (per side).
     """
     delta = check.open_unit("delta", delta)
     confidence = check.open_unit("confidence", confidence)
@@ -554,6 +613,34 @@ def detection_power(epsilon: float, delta: float, noise_factor: float, runs: int
                     seed: int = 0) -> float:
     """Probability that :func:`epsilon_lower_bound` proves ε wrong when the noise is cut to ``noise_factor``.
 
+    Parameters
+    ----------
+    epsilon : float
+        The reported ε, > 0 and finite.
+    delta : float
+        The reported δ, in (0, 1).
+    noise_factor : float
+        The factor the noise is cut to, > 0 and finite.
+    runs : int
+        Runs per dataset, a whole number ≥ 2.
+    reach : float, default 1.0
+        The fraction of the sensitivity the canary achieves, > 0 and finite.
+    sampling_rate : float, default 1.0
+        The Poisson sampling rate q of the one sampled release, in (0, 1].
+    confidence : float, default 0.95
+        Joint confidence of the Clopper–Pearson bounds, in (0, 1).
+    replicates : int, default 200
+        Monte Carlo draws of the first halves, a whole number ≥ 1.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    float
+        The probability that the audit proves ε wrong.
+
+    Notes
+    -----
     The model is the audit of :func:`audit_gaussian_mechanism`, or of any algorithm whose score is
     Gaussian (Gaussian noise, a release affine in it — the standard audits): the score is
     ``N(0, 1)`` on D and ``N(μ′, 1)`` on D′ with ``μ′ = reach · μ(ε, δ) / noise_factor``, where
@@ -628,6 +715,36 @@ def runs_needed(epsilon: float, delta: float, noise_factor: float, *, power: flo
     """Runs per dataset an audit needs to prove ε wrong, with probability ``power``, when the noise is cut
     to ``noise_factor`` of what the report assumes.
 
+    Parameters
+    ----------
+    epsilon : float
+        The reported ε, > 0 and finite.
+    delta : float
+        The reported δ, in (0, 1).
+    noise_factor : float
+        The factor the noise is cut to, > 0 and finite.
+    power : float, default 0.9
+        The probability of proving ε wrong, in (0, 1).
+    reach : float, default 1.0
+        The fraction of the sensitivity the canary achieves, > 0 and finite.
+    sampling_rate : float, default 1.0
+        The Poisson sampling rate q of the one sampled release, in (0, 1].
+    confidence : float, default 0.95
+        Joint confidence of the Clopper–Pearson bounds, in (0, 1).
+    max_runs : int, default 1000000000
+        The most runs per dataset considered, a whole number ≥ 4.
+    replicates : int, default 200
+        Monte Carlo draws of :func:`detection_power`, a whole number ≥ 1.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    int or float
+        Runs per dataset, or ``math.inf`` when ``max_runs`` do not suffice.
+
+    Notes
+    -----
     For the threshold test of :func:`epsilon_lower_bound` on a Gaussian score (the model of
     :func:`detection_power`: the Gaussian mechanism, or an algorithm with Gaussian noise whose
     release is affine in it, with a canary that reaches ``reach`` of the sensitivity), the smallest
@@ -683,6 +800,25 @@ class AuditResult:
     """The outcome of one audit: what the library reports, and what an attack proves at least.
 
     ``passed`` is ``epsilon_lower ≤ epsilon_reported``: the report survived the attack.
+
+    Parameters
+    ----------
+    name : str
+        What was audited (an algorithm's registered name, or ``"Gaussian mechanism"``).
+    epsilon_reported : float
+        The ε the library reports.
+    epsilon_lower : float
+        The lower bound on ε the attack proves.
+    delta : float
+        δ of the guarantee audited.
+    runs : int
+        Runs per dataset.
+    confidence : float
+        Confidence of the lower bound.
+    noise_factor : float, default 1.0
+        The factor every noise draw was scaled by (below 1: deliberately weakened).
+    details : dict, default {}
+        Further numbers of the audit (``reach``, the threshold test's rates, …).
     """
 
     name: str
@@ -714,6 +850,30 @@ def audit_gaussian_mechanism(*, epsilon: float = 1.0, delta: float = 1e-5, sensi
                              confidence: float = 0.95) -> AuditResult:
     """Audit the Gaussian mechanism calibrated by the library's accountant (vectorised over runs).
 
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε the mechanism is calibrated to, > 0 and finite.
+    delta : float, default 1e-5
+        δ, in (0, 1).
+    sensitivity : float, default 1.0
+        Δ, > 0 and finite.
+    runs : int, default 200000
+        Draws per dataset, a whole number ≥ 4.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+    noise_factor : float, default 1.0
+        The factor the added noise is scaled by, > 0 and finite.
+    confidence : float, default 0.95
+        Joint confidence of the Clopper–Pearson bounds, in (0, 1).
+
+    Returns
+    -------
+    AuditResult
+        The reported ε against the proved lower bound.
+
+    Notes
+    -----
     σ is :func:`dpadmm_lite.accounting.calibrate_noise` × Δ for one release at (ε, δ); the
     released value is ``q(D) + N(0, σ²)`` with ``q(D) = 0``, ``q(D′) = Δ`` (a worst-case pair),
     drawn through :func:`dpadmm_lite.mechanisms.gaussian` — ``runs`` draws per dataset at once.
@@ -740,6 +900,26 @@ def audit_gaussian_mechanism(*, epsilon: float = 1.0, delta: float = 1e-5, sensi
 def canary_neighbours(problem, *, record: int = 0, direction=None, labels=None, direction_prime=None):
     """Two neighbouring problems that differ in one *canary* record (replace-one).
 
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose record becomes the canary.
+    record : int, default 0
+        The canary's index, a whole number in ``[0, n − 1]``.
+    direction : array_like of float, optional
+        ``u``, a non-zero vector of length d (normalised); default the first coordinate axis.
+    labels : array_like of float, optional
+        The canary's two labels ``(b, b′)``, finite; default ``(+1, −1)`` (logistic) or ``(+B, −B)``.
+    direction_prime : array_like of float, optional
+        ``u′``, a non-zero vector of length d (normalised); default ``u``.
+
+    Returns
+    -------
+    problem, problem_prime : Problem
+        D and D′.
+
+    Notes
+    -----
     Record ``record`` (a whole number in ``[0, n − 1]``) becomes ``(B·u, b)`` in D and ``(B·u′, b′)``
     in D′, with ``B`` the public ``problem.feature_bound``, ``u`` a unit ``direction`` (default: the
     first coordinate axis), ``u′`` a unit ``direction_prime`` (default ``u``) and the labels ``(b, b′)``
@@ -919,6 +1099,36 @@ def audit_algorithm(name: str, problem, problem_prime, *, epsilon: float, delta:
                     hold_seed: bool = False, **options) -> AuditResult:
     """Audit a registered private algorithm: ``runs`` runs on each of two neighbouring problems.
 
+    Parameters
+    ----------
+    name : str
+        A registered private algorithm.
+    problem, problem_prime : Problem
+        The two neighbouring problems (D, D′), e.g. from :func:`canary_pair`.
+    epsilon : float
+        ε every run reports, as for :func:`dpadmm_lite.run`.
+    delta : float
+        δ every run reports, as for :func:`dpadmm_lite.run`.
+    runs : int, default 1000
+        Runs per dataset, a whole number ≥ 4.
+    seed : int, default 0
+        The seed of the first run (a whole number ≥ 0); later runs use ``seed + 1, …``.
+    noise_factor : float, default 1.0
+        The factor every noise draw is scaled by, > 0 and finite.
+    confidence : float, default 0.95
+        Joint confidence of the Clopper–Pearson bounds, in (0, 1).
+    method : {"auto", "affine", "runs"}, default "auto"
+        How the runs are obtained (see the Notes).
+    hold_seed : bool, default False
+        Affine method: keep the randomness of ``seed`` besides the noise in every run (see the Notes).
+
+    Returns
+    -------
+    AuditResult
+        The reported ε against the proved lower bound.
+
+    Notes
+    -----
     The adversary sees the released model only; its score is the released model projected on the
     direction in which the canary moves the model (read from one run of each side with every draw
     switched off) — for an affine release with Gaussian noise, on that direction whitened by the
@@ -1073,7 +1283,18 @@ def _likelihood_direction(release, shift, direction, *, epsilon, delta, sampling
 
 # ====================================================================== the book's standard audits
 def tiny_problem(loss: str = "logistic"):
-    """A tiny problem whose record 0 becomes the canary: logistic-ℓ2 (24 × 2) or ridge regression (20 × 2)."""
+    """A tiny problem whose record 0 becomes the canary: logistic-ℓ2 (24 × 2) or ridge regression (20 × 2).
+
+    Parameters
+    ----------
+    loss : {"logistic", "squared"}, default "logistic"
+        Logistic-ℓ2 or ridge regression.
+
+    Returns
+    -------
+    Problem
+        The problem.
+    """
     from . import datasets, problems
 
     check.choice("loss", loss, ("logistic", "squared"))
@@ -1122,6 +1343,18 @@ _FAR_STEP = {"records": 24_000, "canary_cos": 0.1}
 def canary_pair(kind: str = "logistic"):
     """The two neighbouring problems (D, D′) of one of the book's canaries (:data:`CANARIES`).
 
+    Parameters
+    ----------
+    kind : str, default "logistic"
+        One of :data:`CANARIES`.
+
+    Returns
+    -------
+    problem, problem_prime : Problem
+        D and D′.
+
+    Notes
+    -----
     * ``"squared"``, ``"logistic"``: :func:`canary_neighbours` of :func:`tiny_problem` — record 0 at the
       public norm bound, labels ±. For a clipped loss the two versions' gradients are ±C: the whole
       sensitivity. For the logistic loss *at w = 0* (the first step of every star algorithm) ``|ℓ'| = ½``:
@@ -1237,7 +1470,15 @@ BOOK_SAMPLING_RATES = {"dp_sadmm": 50 / 10_000, "ssadmm": 50 / 10_000, "dp_prox_
 HOLD_SEED = frozenset({"private_admm_walk"})
 
 class Unaudited(NamedTuple):
-    """Why no standard audit covers a private algorithm, and what checks it instead (book's words)."""
+    """Why no standard audit covers a private algorithm, and what checks it instead (book's words).
+
+    Parameters
+    ----------
+    reason : str
+        Why no standard audit covers the algorithm.
+    checked_by : str
+        What checks it instead.
+    """
 
     reason: str
     checked_by: str
@@ -1281,6 +1522,29 @@ def standard_runs(name: str, *, epsilon: float = 2.0, delta: float = 1e-3, runs:
                   detect: float = 0.7, power: float = 0.9) -> int:
     """Runs per dataset of the standard audit of ``name`` (:data:`STANDARD_AUDITS`, or the Gaussian mechanism).
 
+    Parameters
+    ----------
+    name : str
+        An algorithm of :data:`STANDARD_AUDITS`, or ``"Gaussian mechanism"``.
+    epsilon : float, default 2.0
+        ε the runs report.
+    delta : float, default 1e-3
+        δ the runs report.
+    runs : int, optional
+        Runs for an audit of unsampled releases, a whole number ≥ 4; ``None``: sized by ``detect``
+        (which must then be below 1) and ``power``.
+    detect : float, default 0.7
+        The noise cut the runs catch with probability ``power``.
+    power : float, default 0.9
+        That probability, in (0, 1).
+
+    Returns
+    -------
+    int
+        Runs per dataset, at least 4.
+
+    Notes
+    -----
     ``runs`` (default ``runs_needed(epsilon, delta, detect, power=power)``: enough to catch noise cut to
     ``detect`` with probability ``power`` at reach 1) for an audit of unsampled releases; an audit at a
     sampling rate q (:data:`BOOK_SAMPLING_RATES`) takes ``runs`` times
@@ -1305,6 +1569,32 @@ def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int | No
                     verbose: bool = True) -> list[AuditResult]:
     """Audit the Gaussian mechanism and every algorithm of :data:`STANDARD_AUDITS` at each noise factor.
 
+    Parameters
+    ----------
+    epsilon : float, default 2.0
+        ε every run reports.
+    delta : float, default 1e-3
+        δ every run reports.
+    runs : int, optional
+        Runs per dataset; ``None``: ``runs_needed(epsilon, delta, detect, power=power)``.
+    detect : float, default 0.7
+        The noise cut the default ``runs`` catch with probability ``power``.
+    power : float, default 0.9
+        That probability.
+    noise_factors : sequence of float, default (1.0, 0.5)
+        The factors the noise actually added is scaled by.
+    seed : int, default 0
+        The audits' seed.
+    verbose : bool, default True
+        Print each result.
+
+    Returns
+    -------
+    list of AuditResult
+        One per audit and noise factor.
+
+    Notes
+    -----
     Every run reports (ε, δ) = (``epsilon``, ``delta``); ``noise_factors`` (default: as calibrated, then
     halved) scale the noise actually added. ``runs`` per dataset; default
     ``runs_needed(epsilon, delta, detect, power=power)``: enough to prove the report wrong with
@@ -1341,7 +1631,21 @@ def standard_audits(*, epsilon: float = 2.0, delta: float = 1e-3, runs: int | No
 
 class TuningAudit(NamedTuple):
     """What :func:`audit_tuning` finds: the lower bounds the canary attack proves (95 % confidence) on the
-    tuning's release and on its diagnostics, against the largest ε the tunings reported."""
+    tuning's release and on its diagnostics, against the largest ε the tunings reported.
+
+    Parameters
+    ----------
+    released : dict
+        :func:`epsilon_lower_bound` of the published models' projection.
+    diagnostics : dict
+        :func:`epsilon_lower_bound` of the sum of every run's projection (outside the guarantee).
+    epsilon_reported : float
+        The largest ε the tunings reported.
+    runs : int
+        Tunings per side.
+    noise_factor : float
+        The factor every noise draw was scaled by.
+    """
 
     released: dict
     diagnostics: dict
@@ -1358,6 +1662,30 @@ def audit_tuning(runs: int, *, epsilon: float = 2.0, delta: float = 1e-3, mean_r
     (``epsilon``, ``delta``) and a legitimate custom score that ranks a run by its model's projection on the
     canary's direction — the score that makes the selection most revealing.
 
+    Parameters
+    ----------
+    runs : int
+        Private tunings per side, a whole number ≥ 2.
+    epsilon : float, default 2.0
+        ε of each tuning.
+    delta : float, default 1e-3
+        δ of each tuning.
+    mean_repetitions : float, default 10.0
+        Expected number of candidate runs of random stopping.
+    eta : float, default 0.0
+        Shape η of random stopping's ``D_{η,γ}``.
+    noise_factor : float, default 1.0
+        The factor every noise draw is scaled by.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    TuningAudit
+        The lower bounds on the release and on the diagnostics.
+
+    Notes
+    -----
     ``released``: :func:`epsilon_lower_bound` of the published model's projection (what the guarantee covers).
     ``diagnostics``: the same on the sum of every run's projection (``diagnostics().runs``: all K runs, their
     likelihood-ratio statistic) — outside the guarantee, and the reason it is kept apart. ``noise_factor``

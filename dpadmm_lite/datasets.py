@@ -41,14 +41,14 @@ def make_lasso(n: int, p: int, seed: int = 0, *, support: int | None = None,
 
     Parameters
     ----------
-    n, p
+    n, p : int
         Number of samples and of features (the paper uses n = 1000, p = 64).
-    seed
+    seed : int, default 0
         Seed of ``numpy.random.default_rng``.
-    support
+    support : int, optional
         Number of non-zero entries of the true model, in ``[1, p]`` (default: 8 as in the
         paper, or ``p`` when ``p < 8``).
-    noise_std
+    noise_std : float, default 0.1
         Standard deviation of the label noise: the paper's N(0, 0.01) read as variance 0.01,
         i.e. ``noise_std = 0.1``.
 
@@ -93,11 +93,11 @@ def make_classification(n: int, d: int, seed: int = 0, *,
 
     Parameters
     ----------
-    n, d
+    n, d : int
         Number of samples and features.
-    seed
+    seed : int, default 0
         Seed of ``numpy.random.default_rng``.
-    signal
+    signal : float, default 4.0
         Typical size of the true margins; larger means cleaner labels (Bayes accuracy ≈ 0.87
         for 4, ≈ 0.95 for 10).
 
@@ -128,6 +128,16 @@ def rows_to_unit_ball(X) -> np.ndarray:
 
     The row normalisation of Huang et al. (2019), Sec. VI-A; it makes the per-example gradient
     of the logistic loss at most 1 in norm.
+
+    Parameters
+    ----------
+    X : array_like of float
+        The records, shape ``(n, d)`` with n ≥ 1, finite.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array, every row of ℓ2-norm at most 1.
     """
     X = np.ascontiguousarray(check.finite_array("X", X, ndim=2))
     if X.shape[0] < 1:
@@ -154,6 +164,15 @@ def load_adult() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     -------
     X_train : (40000, 104), y_train : (40000,), X_test : (5222, 104), y_test : (5222,)
         The feature names are in :func:`adult_columns`.
+
+    Examples
+    --------
+    >>> from dpadmm_lite.datasets import load_adult
+    >>> X, y, X_test, y_test = load_adult()
+    >>> X.shape, X_test.shape, sorted(set(y.tolist()))
+    ((40000, 104), (5222, 104), [-1.0, 1.0])
+    >>> bool(np.allclose(np.linalg.norm(X, axis=1), 1.0))
+    True
     """
     global _ADULT
     if _ADULT is None:
@@ -180,14 +199,14 @@ def split(n_samples: int, n_agents: int, *, sizes=None, seed: int = 0) -> np.nda
 
     Parameters
     ----------
-    n_samples, n_agents
+    n_samples, n_agents : int
         Every agent receives at least one sample, so ``1 ≤ n_agents ≤ n_samples``.
-    sizes
+    sizes : array_like of int, optional
         ``None``: sizes as equal as possible (they differ by at most one, as Huang et al.'s
         ``m_i = 40000/n``); ``"unequal"``: random sizes from a Dirichlet(1, …, 1) share of the
         samples (each agent still holds at least one); or a sequence of ``n_agents`` positive
         integers summing to ``n_samples``.
-    seed
+    seed : int, default 0
         Seed of ``numpy.random.default_rng``; the samples are shuffled before they are dealt.
 
     Returns
@@ -232,9 +251,20 @@ def train_test_split(X, y, *, test_fraction: float = 0.2, seed: int = 0):
 
     ``round(test_fraction · n)`` rows (at least one, at most ``n − 1``) go to the test set.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The records, shape ``(n, d)`` with n ≥ 2, finite.
+    y : array_like of float
+        The labels, shape ``(n,)``, finite.
+    test_fraction : float, default 0.2
+        The share of rows in the test set, in (0, 1).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``, a whole number ≥ 0.
+
     Returns
     -------
-    X_train, y_train, X_test, y_test
+    X_train, y_train, X_test, y_test : numpy.ndarray
         In the same order as :func:`load_adult`.
     """
     X = check.finite_array("X", X, ndim=2)
@@ -259,9 +289,23 @@ def public_split(X, y, *, public_rows: int, seed: int = 0):
     graph-guided fused lasso, :func:`~dpadmm_lite.problems.feature_graph`) is estimated on the
     public rows; the private algorithm trains on the others only.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The records, shape ``(n, d)``, finite.
+    y : array_like of float
+        The labels, shape ``(n,)``, finite.
+    public_rows : int
+        Number of public rows, a whole number in [1, n − 1].
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``, a whole number ≥ 0.
+
     Returns
     -------
-    X_public, X_private, y_private
+    X_public : numpy.ndarray
+        The public rows.
+    X_private, y_private : numpy.ndarray
+        The other rows and their labels.
     """
     X = check.finite_array("X", X, ndim=2)
     y = check.finite_array("y", y, ndim=1)

@@ -78,6 +78,16 @@ def readable(value):
 
     Anything that is not such a name (a number, a label already readable, ``"ADMM"``) comes back
     unchanged, so a whole column can be mapped: ``frame["algorithm"].map(readable)``.
+
+    Parameters
+    ----------
+    value : object
+        Any value; a string is looked up among the library's internal names.
+
+    Returns
+    -------
+    object
+        The book's name, or ``value`` unchanged.
     """
     if not isinstance(value, str):
         return value
@@ -85,20 +95,53 @@ def readable(value):
 
 
 def readable_all(values: Iterable) -> list:
-    """:func:`readable` of each value."""
+    """:func:`readable` of each value.
+
+    Parameters
+    ----------
+    values : iterable
+        Any values.
+
+    Returns
+    -------
+    list
+        :func:`readable` of each, in order.
+    """
     names = book_names()
     return [names.get(v, v) if isinstance(v, str) else v for v in values]
 
 
 def parameter(name: str) -> str:
     """The book's notation for a hyper-parameter or option (``"rho"`` → "ρ", ``"sampling_rate"`` → "q");
-    any other name with its underscores as spaces."""
+    any other name with its underscores as spaces.
+
+    Parameters
+    ----------
+    name : str
+        A hyper-parameter or option name.
+
+    Returns
+    -------
+    str
+        Its label.
+    """
     return PARAMETER_LABELS.get(name, name.replace("_", " "))
 
 
 def setting_text(config) -> str:
     """A setting of hyper-parameters as a reader reads it: ``{"rho": 1.0, "clip": 0.3}`` → "ρ = 1, clip = 0.3"
-    (numbers with 3 significant digits); "defaults" for an empty one."""
+    (numbers with 3 significant digits); "defaults" for an empty one.
+
+    Parameters
+    ----------
+    config : mapping
+        Hyper-parameter name to value (anything ``dict()`` accepts).
+
+    Returns
+    -------
+    str
+        The setting in words.
+    """
     parts = []
     for name, value in dict(config).items():
         shown = f"{value:.3g}" if isinstance(value, float) else str(readable(value))

@@ -71,14 +71,14 @@ def gaussian(rng: np.random.Generator, sigma, shape) -> np.ndarray:
 
     Parameters
     ----------
-    rng
+    rng : numpy.random.Generator
         The run's generator, ``np.random.default_rng(seed)``.
-    sigma
+    sigma : float or array_like of float
         Standard deviation σ ≥ 0: a number, or one σ per vector (array broadcastable to
         ``shape[:-1]``, e.g. shape ``(N,)`` for time-varying per-agent noise as in Huang et al.
         2019, eq. 14). ``σ = 0`` returns exact zeros, so a noise-free run is bit-for-bit the
         non-private algorithm.
-    shape
+    shape : int or tuple of int
         Output shape; the last axis is the vector dimension ``d``.
 
     Returns
@@ -88,6 +88,7 @@ def gaussian(rng: np.random.Generator, sigma, shape) -> np.ndarray:
 
     Examples
     --------
+    >>> from dpadmm_lite.mechanisms import gaussian
     >>> rng = np.random.default_rng(0)
     >>> gaussian(rng, np.array([0.0, 1.0]), (2, 3))[0]
     array([0., 0., 0.])
@@ -115,12 +116,12 @@ def l2_laplace(rng: np.random.Generator, zeta, shape) -> np.ndarray:
 
     Parameters
     ----------
-    rng
+    rng : numpy.random.Generator
         The run's generator.
-    zeta
+    zeta : float or array_like of float
         Rate ζ > 0 (``math.inf`` means no noise): a number or one ζ per vector (broadcastable
         to ``shape[:-1]``, e.g. ζ_p per node).
-    shape
+    shape : int or tuple of int
         Output shape; the last axis is the dimension ``d``.
 
     Returns
@@ -152,7 +153,20 @@ def l2_laplace(rng: np.random.Generator, zeta, shape) -> np.ndarray:
 
 
 def l2_laplace_radius_mean(zeta, d: int) -> float:
-    """``E‖x‖ = d/ζ`` for ℓ2-Laplace noise in dimension ``d`` (radius ~ Gamma(d, 1/ζ))."""
+    """``E‖x‖ = d/ζ`` for ℓ2-Laplace noise in dimension ``d`` (radius ~ Gamma(d, 1/ζ)).
+
+    Parameters
+    ----------
+    zeta : float
+        ζ, the rate of the noise density ``∝ exp(−ζ‖x‖)``, > 0 and finite.
+    d : int
+        Dimension, a whole number ≥ 1.
+
+    Returns
+    -------
+    float
+        ``d/ζ``.
+    """
     zeta = check.positive("zeta", zeta)
     d = check.count("d", d)
     return d / zeta
@@ -163,10 +177,10 @@ def clip(v, C) -> np.ndarray:
 
     Parameters
     ----------
-    v
+    v : array_like of float
         Array ``(..., d)``; each vector along the last axis is clipped separately (per agent,
         per sample).
-    C
+    C : float or array_like of float
         Clipping threshold C > 0 (``math.inf`` leaves ``v`` unchanged): a number or one per
         vector (broadcastable to ``v.shape[:-1]``).
 

@@ -28,21 +28,21 @@ class PrivacyEvent:
 
     Parameters
     ----------
-    mechanism
+    mechanism : {"gaussian", "laplace_l2"}
         ``"gaussian"`` (noise ``N(0, noise² I)``) or ``"laplace_l2"`` (density
         ``∝ exp(-noise · ‖x‖₂)``, the ℓ2-Laplace noise of Zhang & Zhu, ``noise`` = ζ).
-    sensitivity
+    sensitivity : float
         ℓ2-sensitivity of the released quantity to one record of the protected dataset.
-    noise
+    noise : float
         σ (Gaussian standard deviation) or ζ (ℓ2-Laplace rate), in the units of the release.
-    count
+    count : int, default 1
         How many releases with exactly these parameters the run made.
-    sampling_rate
+    sampling_rate : float, default 1.0
         Probability that a given record takes part in one release (Poisson sampling); 1 when
         every release touches the whole dataset.
-    note
+    note : str, default ""
         What was released, in words (``"x-update gradient"``, ``"agent broadcast"``).
-    neighbours
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
         Which neighbouring datasets ``sensitivity`` refers to. ``"add_remove"`` (the default):
         ``sensitivity`` bounds how far adding or removing one record moves the release, and a
         sampled release is analysed as Poisson sampling with add/remove neighbours (DP-SGD's
@@ -96,6 +96,25 @@ class PrivacyEvent:
 class PrivacyGuarantee:
     """An (ε, δ) statement and where it comes from.
 
+    Parameters
+    ----------
+    epsilon : float
+        ε of the guarantee (``math.inf`` when nothing is guaranteed; must be ∞ when not covered).
+    delta : float
+        δ of the guarantee.
+    source : str
+        The accountant or theorem the statement comes from.
+    statement : str, default ""
+        The guarantee in words.
+    covered : bool, default True
+        False when something the run used reads the private data outside the ledger.
+    reason : str, default ""
+        Why the guarantee is not covered; required when ``covered`` is False.
+    assumes : str, default ""
+        A condition the guarantee rests on beyond the ledger (e.g. :data:`SECRET_SEED`).
+
+    Notes
+    -----
     ``source`` names the accountant or theorem (``"Xu et al. 2020, Thm 1"``,
     ``"unified accountant: PLD"``); ``statement`` is the guarantee in words, e.g. the paper's
     per-iteration claim when the paper gives no end-to-end number.

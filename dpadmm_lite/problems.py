@@ -78,7 +78,17 @@ def paused():
 
 
 def count_work(rows: int = 0, factorizations: int = 0, solves: int = 0) -> None:
-    """Add work to every open :func:`counting` block (nothing when none is open)."""
+    """Add work to every open :func:`counting` block (nothing when none is open).
+
+    Parameters
+    ----------
+    rows : int, default 0
+        Rows of the training data read by a product.
+    factorizations : int, default 0
+        Factorizations of d × d matrices.
+    solves : int, default 0
+        Solves with d × d matrices.
+    """
     for counts in _COUNTERS.get():
         counts["rows"] += int(rows)
         counts["factorizations"] += int(factorizations)
@@ -87,7 +97,20 @@ def count_work(rows: int = 0, factorizations: int = 0, solves: int = 0) -> None:
 
 def work_summary(counts, n: int) -> dict:
     """A run's counts as ``Trace.work``: ``data_passes`` (rows read / n: one product with every
-    record's row is one pass), ``factorizations`` and ``solves``."""
+    record's row is one pass), ``factorizations`` and ``solves``.
+
+    Parameters
+    ----------
+    counts : mapping
+        The counts of a :func:`counting` block: ``rows``, ``factorizations``, ``solves``.
+    n : int
+        Number of training records.
+
+    Returns
+    -------
+    dict
+        ``data_passes`` (float), ``factorizations`` and ``solves`` (int).
+    """
     return {"data_passes": counts["rows"] / n, "factorizations": int(counts["factorizations"]),
             "solves": int(counts["solves"])}
 
@@ -106,6 +129,19 @@ class Optimum:
     formed; ``residual`` is its optimality certificate: the gradient norm (smooth problems) or
     the bound ``2mμ + δ²/2`` on ``F(x) − F*`` (ℓ1, fused: barrier duality gap plus half the
     final Newton decrement).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The solution, shape ``(d,)``.
+    value : float
+        The objective ``F(x)``.
+    iterations : int, default 0
+        The solver's Newton steps.
+    residual : float, default nan
+        The optimality certificate (see above).
+    hessians : int, default 0
+        The Hessians of the loss the solver formed.
     """
 
     x: np.ndarray
@@ -119,6 +155,36 @@ class Optimum:
 class Problem:
     """A regularised empirical-risk problem with its ADMM splitting.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite; −1 and +1 for the logistic loss.
+    lam : float
+        λ, the weight of the regulariser, ≥ 0 and finite.
+    loss : {"squared", "logistic"}
+        The data loss.
+    regularizer : {"l1", "l2", "fused"}
+        ``‖x‖₁``, ``½‖x‖²`` or ``‖Ax‖₁``.
+    A : array_like of float, optional
+        The constraint matrix of the fused regularizer, ``(m, d)``, finite; required for ``"fused"``.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    name : str, default ""
+        The problem's name.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+    data_dependence : str, default ""
+        What was computed from the training rows beyond the ledger (``""``: nothing).
+    _optimum : Optimum, optional
+        A known reference optimum (internal: the cache of :meth:`reference_optimum`).
+
+    Notes
+    -----
     Build one with :func:`lasso`, :func:`logistic` or :func:`graph_guided_fused_lasso`.
 
     Everything but the training rows ``X, y`` is public: λ, ``A``, the test split and the
@@ -186,8 +252,8 @@ class Problem:
     def _loss_of_margin(self, z, b):
         if self.loss == "squared":
             return 0.5 * (z - b) ** 2
-        # log(1 + e^{−u}) = log1p(e^{−|u|}) − min(u, 0): stable, ~2× faster than logaddexp, and computed in place
-        # (two arrays instead of seven: 9 ms against 16-21 ms for a million margins, the same bits)
+        # log(1 + e^{−u}) = log1p(e^{−|u|}) − min(u, 0): stable, faster than logaddexp, and computed in place
+        # (two temporary arrays instead of seven, the same bits)
         u = np.asarray(np.multiply(b, z, dtype=float))  # an array even for one margin (0-d)
         ell = np.abs(u, out=np.empty_like(u))
         np.negative(ell, out=ell)
@@ -239,8 +305,8 @@ class Problem:
             return self._gram  # formed once per problem: no pass of this run's
         count_work(rows=self.n * (1 if margins is not None else 2))
         z = rows_times(self.X, np.asarray(x, float)) if margins is None else margins
-        if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS: its YᵀY took 6.5 s on
-            pair = _browser_sparse_rows(self.X)  # Adult, scipy's OpenBLAS dsyrk 93 ms, a sparse product 22 ms
+        if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS, so YᵀY is a sparse
+            pair = _browser_sparse_rows(self.X)  # product (or scipy's OpenBLAS dsyrk for dense data)
             if pair is not None:
                 H = (pair[1] @ pair[0].multiply((self._curvature_of_margin(z) / self.n)[:, None]).tocsr()).toarray()
             else:
@@ -410,10 +476,10 @@ class Problem:
 class _SparseProducts:
     """A mostly-zero dense matrix's products with vectors, by its non-zeros: ``self @ x`` and
     ``self.T @ v`` sum the same terms as the dense product, in row order. In the browser (Pyodide)
-    Liu et al.'s ``A = [W; I]`` (370 × 104, 6 % non-zero) took 27 µs for ``A @ x`` and 34 µs for
-    ``Aᵀ v`` as dense products, about 9 µs each this way; natively the dense product is used. The
-    identity (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0
-    there too), in about a third of the time."""
+    numpy has no BLAS, and a small mostly-zero matrix such as Liu et al.'s ``A = [W; I]`` (370 × 104,
+    6 % non-zero) is several times faster this way; natively the dense product is used. The identity
+    (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0 there
+    too), at a fraction of the cost."""
 
     def __init__(self, M: np.ndarray, _transpose: "_SparseProducts | None" = None):
         self.shape = M.shape
@@ -477,8 +543,25 @@ def _browser_sparse_rows(X: np.ndarray):
 
 
 def rows_times(X: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``X @ v`` for one vector ``v``: natively numpy's product; in the browser a mostly-zero ``X`` is
-    multiplied as a sparse matrix (Adult's 40,000 × 104: 2.9 ms dense there, 0.8 ms sparse)."""
+    """``X @ v`` for one vector ``v``.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The records, shape ``(n, d)``.
+    v : numpy.ndarray
+        One vector of length ``d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X @ v``, length ``n``.
+
+    Notes
+    -----
+    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` (such
+    as Adult's one-hot rows) is multiplied as a sparse matrix.
+    """
     if sys.platform == "emscripten" and X.dtype == np.float64:
         pair = _browser_sparse_rows(X)
         if pair is not None:
@@ -487,8 +570,25 @@ def rows_times(X: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def times_rows(r: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``r @ X`` (``Xᵀr``) for one vector ``r``: natively numpy's product; in the browser a mostly-zero
-    ``X`` through its transposed CSR (Adult's 40,000 rows: 8.2 ms dense there, 0.4 ms sparse)."""
+    """``r @ X`` (``Xᵀr``) for one vector ``r``.
+
+    Parameters
+    ----------
+    r : numpy.ndarray
+        One vector of length ``n``.
+    X : numpy.ndarray
+        The records, shape ``(n, d)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``r @ X``, length ``d``.
+
+    Notes
+    -----
+    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` is
+    multiplied through its transposed CSR.
+    """
     if sys.platform == "emscripten" and X.dtype == np.float64:
         pair = _browser_sparse_rows(X)
         if pair is not None:
@@ -511,10 +611,26 @@ def _squared_loss_by_moments(x: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.
 
 
 def models_times_rows(M: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``M @ Xᵀ``: the margins of a stack of models ``M`` (k, d) on records ``X`` (n, d). Natively
-    numpy's product. In the browser numpy has no BLAS: a mostly-zero ``X`` is multiplied as a sparse
-    matrix, any other by scipy's OpenBLAS ``gemm`` (30 models on the Zhang & Zhu panel's 8,000
-    Adult rows: numpy 16.6 ms there, ``gemm`` 8.9 ms, the sparse product 1.6 ms)."""
+    """``M @ Xᵀ``: the margins of a stack of models on a set of records.
+
+    Parameters
+    ----------
+    M : numpy.ndarray
+        The models, shape ``(k, d)`` (or any stack whose last axis is ``d``).
+    X : numpy.ndarray
+        The records, shape ``(n, d)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``M @ X.T``, shape ``(k, n)``.
+
+    Notes
+    -----
+    Natively numpy's product. In the browser numpy has no BLAS: a mostly-zero ``X`` is multiplied as
+    a sparse matrix, any other two-dimensional stack by scipy's OpenBLAS ``gemm``; both are several
+    times faster there than numpy's own product.
+    """
     if sys.platform == "emscripten" and M.ndim == 2 and X.dtype == np.float64:
         pair = _browser_sparse_rows(X)
         if pair is not None:
@@ -542,7 +658,20 @@ def _per_model(x, X, reduce):
 
 
 def soft_threshold(v, t):
-    """``sign(v) · max(|v| − t, 0)``, the prox of ``t‖·‖₁``."""
+    """``sign(v) · max(|v| − t, 0)``, the prox of ``t‖·‖₁``.
+
+    Parameters
+    ----------
+    v : array_like of float
+        The point.
+    t : float or array_like of float
+        The threshold, ≥ 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sign(v) · max(|v| − t, 0)``.
+    """
     return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
@@ -551,7 +680,39 @@ def lasso(X, y, lam: float, *, X_test=None, y_test=None, feature_bound: float = 
     """Lasso: ``(1/2n)‖Xx − y‖² + λ‖x‖₁`` (scikit-learn's ``Lasso(alpha=lam)`` objective).
 
     ``feature_bound`` is the public bound on one record's norm ‖a_j‖ that private algorithms
-    use for their sensitivities (1: every dataset the book ships has rows of norm ≤ 1)."""
+    use for their sensitivities (1: every dataset the book ships has rows of norm ≤ 1).
+
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite.
+    lam : float
+        λ, > 0 and finite.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+
+    Returns
+    -------
+    Problem
+        The problem (``loss="squared"``, ``regularizer="l1"``).
+
+    Examples
+    --------
+    >>> from dpadmm_lite import problems
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 3)) / 2
+    >>> p = problems.lasso(X, X @ np.array([1.0, 0.0, -2.0]), 0.1)
+    >>> x = p.reference_optimum().x
+    >>> round(float(x[0]), 2), round(float(x[2]), 2), bool(abs(x[1]) < 1e-8)  # the zero weight stays zero
+    (0.63, -1.45, True)
+    """
     return Problem(X, y, check.positive("lam", lam), "squared", "l1", X_test=X_test, y_test=y_test, name="lasso",
                    feature_bound=feature_bound)
 
@@ -560,7 +721,45 @@ def logistic(X, y, lam: float, penalty: str = "l2", *, X_test=None, y_test=None,
              feature_bound: float = 1.0) -> Problem:
     """Logistic regression ``(1/n)Σ log(1+exp(−b a·x)) + λ r(x)``, ``r = ‖x‖₁`` or ``½‖x‖²``.
 
-    ``feature_bound`` is the public bound on one record's norm ‖a_j‖ (see :func:`lasso`)."""
+    ``feature_bound`` is the public bound on one record's norm ‖a_j‖ (see :func:`lasso`).
+
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite: −1 and +1.
+    lam : float
+        λ, > 0 and finite.
+    penalty : {"l2", "l1"}, default "l2"
+        ``½‖x‖²`` or ``‖x‖₁``.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+
+    Returns
+    -------
+    Problem
+        The problem, named ``"logistic-l2"`` or ``"logistic-l1"``.
+
+    Examples
+    --------
+    >>> from dpadmm_lite import problems
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 3)) / 2
+    >>> y = np.where(X @ np.array([1.0, -1.0, 0.5]) > 0, 1.0, -1.0)
+    >>> p = problems.logistic(X, y, 0.01)
+    >>> p.n, p.d, p.name
+    (50, 3, 'logistic-l2')
+    >>> round(float(p.objective(np.zeros(3))), 6)  # log 2 at the zero model
+    0.693147
+    >>> bool(p.reference_optimum().value < p.objective(np.zeros(3)))
+    True
+    """
     check.choice("penalty", penalty, ("l1", "l2"))
     return Problem(X, y, check.positive("lam", lam), "logistic", penalty, X_test=X_test, y_test=y_test,
                    name=f"logistic-{penalty}", feature_bound=feature_bound)
@@ -571,6 +770,39 @@ def graph_guided_fused_lasso(X, y, lam: float, *, W=None, public_features=None, 
                              y_test=None, feature_bound: float = 1.0) -> Problem:
     """Graph-guided fused lasso with logistic loss: ``f(x) + λ‖Ax‖₁``, ``A = [W; I]``.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``, finite, n ≥ 1.
+    y : array_like of float
+        The training labels, shape ``(n,)``, finite: −1 and +1.
+    lam : float
+        λ, > 0 and finite.
+    W : array_like of float, optional
+        A public graph matrix ``(rows, d)``; not together with ``public_features``.
+    public_features : array_like of float, optional
+        The features of a public sample with the columns of ``X``, to estimate the graph from.
+    graph_threshold : float, default 0.0
+        Keep only edges whose partial correlation exceeds this in absolute value, ≥ 0.
+    sparsity : float, default 0.1
+        The graphical lasso's ℓ1 penalty, > 0 and finite.
+    graph_matrix : {"incidence", "pattern"}, default "incidence"
+        How the graph becomes the matrix W.
+    X_test : array_like of float, optional
+        Test records, shape ``(n_test, d)``; given together with ``y_test``.
+    y_test : array_like of float, optional
+        Test labels, shape ``(n_test,)``.
+    feature_bound : float, default 1.0
+        The public bound on one record's norm ‖a_j‖ that private algorithms use for their
+        sensitivities, > 0 and finite.
+
+    Returns
+    -------
+    Problem
+        The problem, with ``data_dependence`` set when the graph came from ``X``.
+
+    Notes
+    -----
     Xu et al. (2020), Sec. V-A, eq. (11), and Liu et al. (2022), Sec. V-A: "We set A = [W; I]
     …, where W is the sparsity pattern of the graph obtained by sparse inverse covariance
     selection [Banerjee, El Ghaoui & d'Aspremont 2008]". Neither paper gives the estimator's
@@ -612,6 +844,31 @@ def fused_constraint(X, *, W=None, public_features=None, sparsity: float = 0.1, 
                      form: str = "incidence") -> tuple[np.ndarray, str]:
     """``A = [W; I]`` of the graph-guided fused lasso on the features of ``X``, and its data dependence.
 
+    Parameters
+    ----------
+    X : array_like of float
+        The training records, shape ``(n, d)``.
+    W : array_like of float, optional
+        A public graph matrix with d columns, finite; not together with ``public_features``.
+    public_features : array_like of float, optional
+        A public sample with the columns of ``X`` to estimate the graph from.
+    sparsity : float, default 0.1
+        The graphical lasso's ℓ1 penalty on the off-diagonal precision entries, > 0 and finite.
+    threshold : float, default 0.0
+        Keep only edges whose partial correlation exceeds this in absolute value, ≥ 0 (0 keeps the
+        whole sparsity pattern).
+    form : {"incidence", "pattern"}, default "incidence"
+        ``"incidence"``: one row ``e_i − e_j`` per edge; ``"pattern"``: the 0/1 ``d × d`` adjacency.
+
+    Returns
+    -------
+    A : numpy.ndarray
+        ``[W; I]``, shape ``(rows + d, d)``.
+    data_dependence : str
+        :data:`GRAPH_FROM_TRAINING_ROWS` when W was estimated from ``X``, else ``""``.
+
+    Notes
+    -----
     ``W`` given: used as it is (public). ``public_features`` given (a public sample with the same
     columns as ``X``): W is :func:`feature_graph` of it. Neither: W is the feature graph of the
     training rows ``X`` themselves, and the second value is :data:`GRAPH_FROM_TRAINING_ROWS`
@@ -642,17 +899,31 @@ _GRAPH_CACHE: dict = {}
 def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str = "incidence") -> np.ndarray:
     """The sparse inverse-covariance graph of the columns of ``X``, as a matrix W.
 
-    Steps: standardise the non-constant columns; estimate the precision matrix by the
-    graphical lasso (:func:`sklearn.covariance.graphical_lasso`, ℓ1 penalty ``sparsity`` on the
-    off-diagonal entries, i.e. Banerjee et al.'s sparse inverse covariance selection); edges are
-    the pairs (i < j) with a non-zero entry whose partial correlation
-    ``|−Θ_ij / √(Θ_ii Θ_jj)|`` exceeds ``threshold`` (0 keeps the whole sparsity pattern).
+    Parameters
+    ----------
+    X : array_like of float
+        The records whose columns are the graph's nodes, shape ``(n, d)``, finite.
+    sparsity : float, default 0.1
+        The graphical lasso's ℓ1 penalty on the off-diagonal precision entries, > 0 and finite.
+    threshold : float, default 0.0
+        Keep only edges whose partial correlation exceeds this in absolute value, ≥ 0 (0 keeps the
+        whole sparsity pattern).
+    form : {"incidence", "pattern"}, default "incidence"
+        ``"incidence"``: one row ``e_i − e_j`` per edge; ``"pattern"``: the 0/1 ``d × d`` adjacency.
 
     Returns
     -------
     W : ndarray
         ``form="incidence"``: ``(E, d)`` with rows ``e_i − e_j``, one per edge;
         ``form="pattern"``: ``(d, d)`` symmetric 0/1 adjacency.
+
+    Notes
+    -----
+    Steps: standardise the non-constant columns; estimate the precision matrix by the
+    graphical lasso (:func:`sklearn.covariance.graphical_lasso`, ℓ1 penalty ``sparsity`` on the
+    off-diagonal entries, i.e. Banerjee et al.'s sparse inverse covariance selection); edges are
+    the pairs (i < j) with a non-zero entry whose partial correlation
+    ``|−Θ_ij / √(Θ_ii Θ_jj)|`` exceeds ``threshold`` (0 keeps the whole sparsity pattern).
     """
     from sklearn.covariance import graphical_lasso
 
@@ -698,14 +969,27 @@ def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str
 # ---------------------------------------------------------------------- reference solver
 #: The reference optima of the site's live panels' problems, solved natively by :func:`_solve_reference` (or the
 #: strongly convex problem's solver) and shipped with the library (``python -m dpadmm_book.live._optima`` rewrites
-#: it). In the browser a panel's first run spent 0.4-0.7 s solving one (Huang et al.'s 40,000 Adult rows, the
-#: fused lasso of Xu et al. and Liu et al.), and the first switch to ℓ1 on Huang et al.'s panel 0.7 s of its 0.9.
+#: it). In the browser solving one would take most of a panel's first run (Huang et al.'s 40,000 Adult rows, the
+#: fused lasso of Xu et al. and Liu et al.), and most of the first switch to ℓ1 on Huang et al.'s panel.
 SHIPPED_OPTIMA = "data/reference_optima.npz"
 
 
 def fingerprint(p: Problem) -> tuple[dict, np.ndarray]:
     """What identifies a problem's optimum: its kind, sizes and λ exactly, its data by sums — the column sums of
-    the training rows, ``yᵀX`` and the column sums of ``A``, as one vector (compared to a relative 1e-10)."""
+    the training rows, ``yᵀX`` and the column sums of ``A``, as one vector (compared to a relative 1e-10).
+
+    Parameters
+    ----------
+    p : Problem
+        The problem.
+
+    Returns
+    -------
+    exact : dict
+        Kind, loss, regularizer, λ, ridge, n, d and the shape of ``A``.
+    sums : numpy.ndarray
+        The column sums of ``X``, ``yᵀX`` and the column sums of ``A``, as one vector.
+    """
     X, y, A = np.asarray(p.X, float), np.asarray(p.y, float), np.asarray(p.constraint_matrix, float)
     exact = {"kind": type(p).__name__, "loss": p.loss, "regularizer": p.regularizer, "lam": float(p.lam),
              "ridge": float(getattr(p, "ridge", 0.0)), "n": int(p.n), "d": int(p.d), "A": list(A.shape)}
@@ -727,7 +1011,20 @@ def _shipped_optima() -> list[tuple[dict, np.ndarray, Optimum]]:
 
 def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") -> Optimum | None:
     """The optimum of ``p`` from :data:`SHIPPED_OPTIMA` when it holds ``p`` (by :func:`fingerprint`) and we run in
-    the browser (natively the solver runs, as it always has); otherwise None."""
+    the browser (natively the solver runs); otherwise None.
+
+    Parameters
+    ----------
+    p : Problem
+        The problem.
+    browser : bool, default sys.platform == "emscripten"
+        Whether we run in the browser; natively the answer is None.
+
+    Returns
+    -------
+    Optimum or None
+        A fresh copy of the shipped optimum, or None.
+    """
     if not browser:
         return None
     exact, sums = fingerprint(p)
@@ -747,8 +1044,8 @@ def _solve_reference(p: Problem) -> Optimum:
       Boyd 2007 for ℓ1-regularised logistic regression) with Newton steps; the barrier
       parameter μ shrinks until the duality gap ``2mμ`` is below ``1e-13 (1 + F(0))``.
 
-    The lead's first version (L-BFGS-B on a split ``x = u − v``; ADMM with Newton x-steps for the
-    fused penalty) took 15–110 s on Adult and stopped with KKT residuals around 1e-5.
+    First-order methods (L-BFGS-B on a split ``x = u − v``; ADMM with Newton x-steps for the fused
+    penalty) are slow on Adult and stop with KKT residuals around 1e-5.
 
     Both methods use the ``d × d`` Hessian of ``f``, so they cost a few dozen passes over the
     data (Adult: d = 104) and reach machine precision where first-order methods stall.
@@ -763,9 +1060,8 @@ def _single_threaded_blas():
     """One BLAS thread while the reference solver runs.
 
     The solver's work is matrix-vector products over the data (memory-bound, no gain from
-    threads) and a few ``d × d`` Hessians; on a busy machine multi-threaded OpenBLAS made the
-    same Adult solve 3–15× slower (measured: ℓ1 at λ = 1e-3, 17.7 s with 2 threads against
-    1.1 s with one, load average 6 on 2 cores).
+    threads) and a few ``d × d`` Hessians; on a busy machine multi-threaded OpenBLAS makes the
+    same Adult solve several times slower, as its threads wait for cores.
     """
     try:
         from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
@@ -986,6 +1282,19 @@ class Agents:
 
     Agent ``i`` holds ``sizes[i]`` samples, stored in ``X[i, :sizes[i]]`` (rows past that are
     zero padding, ``mask`` is False there). Local losses are means over each agent's own data.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose training data is dealt.
+    X : numpy.ndarray
+        The agents' records, shape ``(N, m_max, d)``, zero past each agent's ``sizes[i]`` rows.
+    y : numpy.ndarray
+        The agents' labels, shape ``(N, m_max)``.
+    mask : numpy.ndarray
+        Which rows are records (True) and which padding, shape ``(N, m_max)``, bool.
+    sizes : numpy.ndarray
+        Number of records of each agent, shape ``(N,)``.
     """
 
     problem: Problem
@@ -1032,7 +1341,21 @@ class Agents:
 
 
 def make_agents(problem: Problem, owner) -> Agents:
-    """Stack a problem's training data by agent; ``owner[j]`` is the agent that holds sample j."""
+    """Stack a problem's training data by agent; ``owner[j]`` is the agent that holds sample j.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose training data is dealt.
+    owner : array_like of int
+        The agent (0 … N − 1) that holds each sample, shape ``(n,)``; every agent holds at least
+        one sample.
+
+    Returns
+    -------
+    Agents
+        The stacked data.
+    """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpadmm_lite.problems.Problem, got {type(problem).__name__}")
     owner = np.asarray(owner)
@@ -1055,7 +1378,7 @@ def make_agents(problem: Problem, owner) -> Agents:
     row = np.empty(problem.n, dtype=np.intp)
     row[order] = np.arange(problem.n) - np.repeat(starts, sizes) + np.repeat(np.arange(n_agents) * m_max, sizes)
     X = np.zeros((n_agents * m_max, problem.d))
-    X[row] = problem.X  # one scatter, no sorted copy of the data (a fresh 33 MB on Adult costs ~30 ms here)
+    X[row] = problem.X  # one scatter, no sorted copy of the data (a fresh copy of Adult is tens of MB)
     y = np.zeros(n_agents * m_max)
     y[row] = problem.y
     mask = np.zeros(n_agents * m_max, bool)

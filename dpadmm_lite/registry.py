@@ -34,7 +34,29 @@ if TYPE_CHECKING:  # pandas only for algorithm_table(), imported there (a live r
 
 @dataclass(frozen=True)
 class AlgorithmInfo:
-    """What the registry knows about one algorithm."""
+    """What the registry knows about one algorithm.
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+    function : callable
+        The algorithm, wrapped in the shared argument checks; returns a :class:`~dpadmm_lite.trace.Trace`.
+    paper : str
+        The paper it comes from.
+    private : bool
+        Whether it is differentially private.
+    setting : {"centralized", "star", "graph", "federated", "random walk"}
+        Where the data and the computation live.
+    description : str
+        One sentence for tables.
+    tasks : tuple of str, default ("logistic-l2",)
+        The problem kinds of :data:`TASKS` it solves.
+    tuning : dict, optional
+        Hyper-parameter name to the tuple of candidate values; ``None``: nothing to tune.
+    label : str, default ""
+        The book's name for it, e.g. "DP-AccADMM", "PVP (star)": what a reader sees.
+    """
 
     name: str
     function: Callable[..., Trace]
@@ -95,6 +117,32 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
              tasks: tuple[str, ...] = ("logistic-l2",), tuning: dict | None = None, label: str | None = None):
     """Decorator: add an algorithm function to the registry under ``name``.
 
+    Parameters
+    ----------
+    name : str
+        The name the algorithm is registered (and run) under.
+    paper : str
+        The paper it comes from.
+    private : bool
+        Whether it is differentially private.
+    setting : {"centralized", "star", "graph", "federated", "random walk"}
+        Where the data and the computation live.
+    description : str
+        One sentence for tables.
+    tasks : tuple of str, default ("logistic-l2",)
+        The problem kinds of :data:`TASKS` it solves.
+    tuning : dict, optional
+        Hyper-parameter name to its candidate values; ``None``: nothing to tune.
+    label : str, optional
+        The book's name for the algorithm; ``None``: its entry in :data:`LABELS`.
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Notes
+    -----
     The function must accept ``(problem, *, epsilon, delta, rho, iterations, seed, **options)``
     and return a :class:`~dpadmm_lite.trace.Trace`. The decorator returns it wrapped in the
     shared argument checks (:func:`check_arguments`); ``__wrapped__`` is the function itself.
@@ -145,6 +193,16 @@ def label(name: str) -> str:
     """The book's name of registered algorithm ``name`` (``"dp_acc_admm"`` → ``"DP-AccADMM"``).
 
     ValueError naming the valid names for an unknown one.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+
+    Returns
+    -------
+    str
+        The book's name of the algorithm.
     """
     return info(name).label
 
@@ -192,7 +250,17 @@ class NonFiniteModel(FloatingPointError):
 
 
 def check_finite(name: str, trace, settings: dict) -> None:
-    """Raise :class:`NonFiniteModel` when ``trace`` releases a non-finite model under a finite ε."""
+    """Raise :class:`NonFiniteModel` when ``trace`` releases a non-finite model under a finite ε.
+
+    Parameters
+    ----------
+    name : str
+        The algorithm's name, for the message.
+    trace : Trace
+        The run's result.
+    settings : dict
+        The run's arguments; the numbers, strings and ``None`` among them are quoted in the message.
+    """
     import numpy as np
 
     model = getattr(trace, "model", None)
@@ -224,6 +292,23 @@ _BOOKKEEPING = 8 * 1024
 def trace_bytes_per_iteration(setting: str, problem, options: dict) -> int:
     """Estimated bytes a run keeps per iteration: its iterates, per-agent records and ledger.
 
+    Parameters
+    ----------
+    setting : {"centralized", "star", "graph", "federated", "random walk"}
+        The algorithm's setting (:attr:`AlgorithmInfo.setting`); a graph keeps per-edge records.
+    problem : Problem
+        The problem a run would solve.
+    options : dict
+        The run's options: ``n_agents`` (a whole number ≥ 1), ``topology``, ``inner`` (a whole number
+        ≥ 1, or ``None``: ⌈2n/b⌉), ``batch_size``.
+
+    Returns
+    -------
+    int
+        Estimated bytes per iteration.
+
+    Notes
+    -----
     From the problem's dimension d, the rows m of its constraint matrix A, the agents
     (``n_agents``; a graph keeps every agent's released model and one distance per edge), and the
     inner steps of an epoch (``inner``, default ⌈2n/b⌉: DP-VRADMM draws their noise up front).
@@ -255,13 +340,42 @@ def trace_bytes_per_iteration(setting: str, problem, options: dict) -> int:
 
 
 def max_iterations(setting: str, problem, options: dict) -> int:
-    """The most iterations whose trace fits in :data:`dpadmm_lite._validate.MEMORY_BUDGET`."""
+    """The most iterations whose trace fits in :data:`dpadmm_lite._validate.MEMORY_BUDGET`.
+
+    Parameters
+    ----------
+    setting : {"centralized", "star", "graph", "federated", "random walk"}
+        The algorithm's setting (:attr:`AlgorithmInfo.setting`); a graph keeps per-edge records.
+    problem : Problem
+        The problem a run would solve.
+    options : dict
+        The run's options (``n_agents``, ``topology``, ``inner``, ``batch_size`` are read).
+
+    Returns
+    -------
+    int
+        The largest number of iterations, at least 1.
+    """
     return max(1, int(check.MEMORY_BUDGET // trace_bytes_per_iteration(setting, problem, options)))
 
 
 def check_arguments(setting: str, arguments: dict) -> dict:
     """Check the arguments every algorithm shares; return them converted (e.g. ``iterations=3.0`` → 3).
 
+    Parameters
+    ----------
+    setting : {"centralized", "star", "graph", "federated", "random walk"}
+        The algorithm's setting (:attr:`AlgorithmInfo.setting`); a graph keeps per-edge records.
+    arguments : dict
+        Argument name to value, as a run receives them.
+
+    Returns
+    -------
+    dict
+        The checked arguments, converted (only those ``arguments`` holds and this function checks).
+
+    Notes
+    -----
     ``problem`` must be a :class:`~dpadmm_lite.problems.Problem` (TypeError), ``epsilon`` in
     (0, 1e4] or ∞, ``delta`` in [1e-100, 1), ``rho`` in [1e-12, 1e12], ``seed`` a whole number
     ≥ 0, ``nu`` 0 or in [1e-12, 1e12], and ``iterations`` a whole number in [1,
@@ -350,6 +464,11 @@ class AlgorithmNames(tuple):
     """The names of the registered algorithms: a tuple (``in``, iteration, ``len``, indexing).
 
     ``.private`` are the names of the private ones; ``.table()`` is :func:`algorithm_table`.
+
+    Parameters
+    ----------
+    iterable : iterable of str, default ()
+        The registered names.
     """
 
     @property
@@ -384,7 +503,18 @@ def algorithm_table() -> pd.DataFrame:
 
 
 def info(name: str) -> AlgorithmInfo:
-    """What the registry knows about algorithm ``name`` (ValueError naming the valid names)."""
+    """What the registry knows about algorithm ``name`` (ValueError naming the valid names).
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+
+    Returns
+    -------
+    AlgorithmInfo
+        Its registry entry.
+    """
     _load_all()
     if name not in _REGISTRY:
         raise ValueError(f"algorithm must be one of {sorted(_REGISTRY)}, got {name!r}")
@@ -404,6 +534,31 @@ def run(
 ) -> Trace:
     """Run the registered algorithm ``name`` and return its :class:`Trace`.
 
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name (:func:`dpadmm_lite.algorithms`).
+    problem : Problem
+        The :class:`~dpadmm_lite.problems.Problem` to solve.
+    epsilon : float, default math.inf
+        End-to-end ε of the run, in (0, 1e4], or ``math.inf`` (no noise).
+    delta : float, default 1e-5
+        End-to-end δ, in [1e-100, 1).
+    rho : float, default 1.0
+        The ADMM penalty ρ, in [1e-12, 1e12].
+    iterations : int, default 100
+        Number of iterations, a whole number in [1, :func:`max_iterations`].
+    seed : int, optional
+        A whole number ≥ 0 for a reproducible run; ``None``: fresh entropy for a private run, 0
+        without noise.
+
+    Returns
+    -------
+    Trace
+        The run: its objective per iteration, released model, ledger and guarantee.
+
+    Notes
+    -----
     ``epsilon=math.inf`` runs without noise. The common arguments are checked here
     (:func:`check_arguments`), with errors that name the parameter; algorithm-specific
     ``options`` are checked by the algorithm. ``Trace.wall_time``, ``Trace.work`` (the counted data

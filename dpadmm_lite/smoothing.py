@@ -50,9 +50,9 @@ __all__ = ["laplacian_smooth", "eigenvalues", "operator_norm", "second_differenc
 #: Batches with at least this many numbers are transformed with two FFT threads.
 _THREADED_SIZE = 1 << 18
 
-#: Vectors up to this length are smoothed by the dense inverse (below): on Liu et al.'s d = 104 one
-#: vector took 61–78 µs through scipy.fft's dispatch and 5–8 µs as a product with the cached inverse
-#: (natively; in the browser 87 µs and 10 µs), and DP-SADMM smooths one vector per step.
+#: Vectors up to this length are smoothed by the dense inverse (below): for one short vector a product
+#: with the cached inverse is several times faster than scipy.fft's dispatch (natively and in the
+#: browser), and DP-SADMM smooths one vector per step.
 _DENSE_D = 512
 
 
@@ -98,11 +98,11 @@ def laplacian_smooth(v, nu: float) -> np.ndarray:
 
     Parameters
     ----------
-    v
+    v : array_like of float
         Array ``(..., d)``, d ≥ 1: one vector, or a batch of them (iterations, samples, agents)
         on the leading axes. All vectors are smoothed at once: one product with the cached dense
         ``Q_ν⁻¹`` for d ≤ 512, one real FFT above.
-    nu
+    nu : float
         Smoothing strength ν ≥ 0. ``ν = 0`` returns ``v`` itself, as a float array (``Q_0 = I``),
         so an algorithm with ν = 0 is exactly the unsmoothed one.
 
@@ -122,6 +122,7 @@ def laplacian_smooth(v, nu: float) -> np.ndarray:
 
     Examples
     --------
+    >>> from dpadmm_lite.smoothing import laplacian_smooth
     >>> laplacian_smooth(np.array([0.0, 0.0, 3.0, 0.0, 0.0]), 1.0).round(3)
     array([0.273, 0.545, 1.364, 0.545, 0.273])
     >>> float(laplacian_smooth(np.ones(7), 5.0).sum())  # the mean passes unchanged
@@ -151,7 +152,20 @@ def smooth_checked(v: np.ndarray, nu: float) -> np.ndarray:
 
 
 def eigenvalues(d: int, nu: float) -> np.ndarray:
-    """The eigenvalues ``λ_k = 1 + 2ν − 2ν cos(2πk/d)`` of ``Q_ν``, k = 0 … d − 1 (all ≥ 1)."""
+    """The eigenvalues ``λ_k = 1 + 2ν − 2ν cos(2πk/d)`` of ``Q_ν``, k = 0 … d − 1 (all ≥ 1).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when its vectors would not fit in memory).
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``λ_k``, shape ``(d,)``.
+    """
     d, nu = _dimension(d), _nu(nu)
     return 1.0 + 2.0 * nu - 2.0 * nu * np.cos(2.0 * np.pi * np.arange(d) / d)
 
@@ -160,6 +174,18 @@ def operator_norm(d: int, nu: float) -> float:
     """``‖Q_ν‖₂ = max_k λ_k``: ``1 + 4ν`` for even d, a little less for odd d, 1 for d = 1.
 
     Liu et al.'s strongly convex step ``η_{t+1} = 2γ‖Q_ν‖₂/(μ(t + 1))`` (Algorithm 2) uses it.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when its vectors would not fit in memory).
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+
+    Returns
+    -------
+    float
+        ``max_k λ_k``.
     """
     return float(eigenvalues(d, nu).max())
 
@@ -169,6 +195,16 @@ def second_difference(d: int) -> np.ndarray:
 
     Built as ``−2I + P + Pᵀ`` with P the cyclic shift, so the small cases are right too:
     d = 1 gives ``[0]`` and d = 2 gives ``[[−2, 2], [2, −2]]``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when d × d matrices would not fit in memory).
+
+    Returns
+    -------
+    numpy.ndarray
+        Δ, shape ``(d, d)``.
     """
     d = _dimension(d, dense=True)
     shift = np.roll(np.eye(d), 1, axis=1)
@@ -176,7 +212,20 @@ def second_difference(d: int) -> np.ndarray:
 
 
 def smoothing_matrix(d: int, nu: float) -> np.ndarray:
-    """``Q_ν = I − νΔ`` as a dense d × d matrix (Liu et al. 2022, Sec. III-A)."""
+    """``Q_ν = I − νΔ`` as a dense d × d matrix (Liu et al. 2022, Sec. III-A).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when d × d matrices would not fit in memory).
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Q_ν``, shape ``(d, d)``.
+    """
     return np.eye(_dimension(d, dense=True)) - _nu(nu) * second_difference(d)
 
 
@@ -186,6 +235,20 @@ def noise_variance(d: int, nu: float, sigma: float = 1.0) -> float:
     ``Cov(Q_ν⁻¹u) = σ²Q_ν⁻²`` is circulant, so every coordinate has the same variance, the
     mean of the diagonal: ``σ² · (1/d) Σ_k λ_k⁻²``. It decreases in ν (from σ² at ν = 0) and
     tends to ``σ² (1 + 2ν)/(1 + 4ν)^{3/2}`` as d grows (:func:`variance_limit`).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when its vectors would not fit in memory).
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+    sigma : float, default 1.0
+        σ of the white noise, in [0, ∞).
+
+    Returns
+    -------
+    float
+        The per-coordinate variance.
     """
     sigma = check.nonnegative("sigma", sigma)
     return float(sigma**2 * np.mean(eigenvalues(d, nu) ** -2.0))
@@ -196,6 +259,18 @@ def variance_limit(nu: float, sigma: float = 1.0) -> float:
 
     The mean of ``λ(θ)⁻²`` over ``θ ∈ [0, 2π)`` with ``λ(θ) = a − b cos θ``, ``a = 1 + 2ν``,
     ``b = 2ν``: ``(1/2π)∫ dθ/(a − b cos θ)² = a/(a² − b²)^{3/2}`` and ``a² − b² = 1 + 4ν``.
+
+    Parameters
+    ----------
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+    sigma : float, default 1.0
+        σ of the white noise, in [0, ∞).
+
+    Returns
+    -------
+    float
+        ``σ² (1 + 2ν)/(1 + 4ν)^{3/2}``.
     """
     nu = _nu(nu)
     sigma = check.nonnegative("sigma", sigma)
@@ -207,6 +282,18 @@ def tau(d: int, nu: float) -> float:
 
     ``E‖u‖²_{Q_ν⁻¹} = τ d σ²`` for ``u ~ N(0, σ²I)``: the factor by which smoothing improves the
     noise term of the utility bounds (τ = 1 at ν = 0, τ < 1 for ν > 0).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when its vectors would not fit in memory).
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+
+    Returns
+    -------
+    float
+        τ, in (0, 1].
     """
     return float(np.mean(1.0 / eigenvalues(d, nu)))
 
@@ -217,6 +304,18 @@ def tau_closed_form(d: int, nu: float) -> float:
     Here ``p = (1 + 2ν − √(1 + 4ν)) / (2ν) ∈ (0, 1)`` is the root of ``νp² − (1 + 2ν)p + ν = 0``
     inside the unit disc (the paper only says ``0 < p < 1``); τ → ``1/√(4ν + 1)`` as d → ∞.
     ν = 0 gives τ = 1.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, a whole number ≥ 1 (refused when its vectors would not fit in memory).
+    nu : float
+        ν, the smoothing strength, in [0, ∞).
+
+    Returns
+    -------
+    float
+        τ (1 at ν = 0).
     """
     d, nu = _dimension(d), _nu(nu)
     if nu == 0.0:

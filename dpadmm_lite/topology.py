@@ -49,15 +49,15 @@ MAX_TRIES = 100
 class Topology:
     """An undirected connected-or-not simple graph on ``n_agents`` agents.
 
-    Attributes
+    Parameters
     ----------
-    name
+    name : str
         ``"ring"``, ``"star"``, …, or ``"custom"``.
-    adjacency
+    adjacency : scipy.sparse.csr_matrix
         ``(N, N)`` symmetric CSR matrix (float64) of 0/1 with zero diagonal.
-    layout
+    layout : numpy.ndarray
         ``(N, 2)`` positions for drawing.
-    params
+    params : dict, default {}
         The options the graph was built with (``p``, ``k``, ``beta``, ``seed``, …).
     """
 
@@ -169,7 +169,18 @@ class Topology:
 
 
 def label(name: str) -> str:
-    """The book's name of topology ``name`` of :data:`NAMES` (``"erdos_renyi"`` → ``"Erdős–Rényi"``)."""
+    """The book's name of topology ``name`` of :data:`NAMES` (``"erdos_renyi"`` → ``"Erdős–Rényi"``).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`NAMES`.
+
+    Returns
+    -------
+    str
+        The book's name.
+    """
     check.choice("name", name, NAMES)
     return LABELS[name]
 
@@ -180,6 +191,22 @@ def from_adjacency(adjacency, *, name: str = "custom", layout=None, params=None)
 
     Raises ``ValueError`` if the matrix is not square, not symmetric, not 0/1, or has
     self-loops. ``layout`` defaults to a circle.
+
+    Parameters
+    ----------
+    adjacency : array_like or scipy.sparse matrix
+        A square symmetric matrix of 0 and 1 with a zero diagonal, at least 2 × 2.
+    name : str, default "custom"
+        The graph's name.
+    layout : array_like of float, optional
+        ``(N, 2)`` finite positions for drawing; ``None``: a circle.
+    params : dict, optional
+        The options the graph was built with.
+
+    Returns
+    -------
+    Topology
+        The graph.
     """
     if not scipy.sparse.issparse(adjacency):
         adjacency = check.real_array("adjacency", adjacency)
@@ -210,7 +237,7 @@ def make(name: str, n_agents: int, seed: int = 0, **options) -> Topology:
 
     Parameters
     ----------
-    name
+    name : str
         One of :data:`NAMES`:
 
         ``"star"``
@@ -229,9 +256,9 @@ def make(name: str, n_agents: int, seed: int = 0, **options) -> Topology:
             Watts–Strogatz: a ring lattice where each agent links to its ``k`` nearest agents
             (option ``k``, even, default 4), each lattice edge rewired with probability ``beta``
             (option, default 0.1) to a uniformly chosen new neighbour; redrawn until connected.
-    n_agents
-        ``N ≥ 2``.
-    seed
+    n_agents : int
+        Number of agents ``N``, a whole number ≥ 2.
+    seed : int, default 0
         Seed of ``numpy.random.default_rng`` (random topologies only; the others ignore it).
 
     Raises
@@ -240,6 +267,20 @@ def make(name: str, n_agents: int, seed: int = 0, **options) -> Topology:
         For an unknown name or option, ``n_agents < 2``, ``p`` outside ``(0, 1]``, ``k`` not an
         even number in ``[2, N − 1]``, ``beta`` outside ``[0, 1]``, or when no connected random
         graph was drawn in :data:`MAX_TRIES` tries.
+
+    Returns
+    -------
+    Topology
+        The graph, its adjacency a symmetric 0/1 CSR matrix.
+
+    Examples
+    --------
+    >>> from dpadmm_lite import topology
+    >>> g = topology.make("star", 5)
+    >>> g.degrees.tolist(), g.n_edges
+    ([4, 1, 1, 1, 1], 4)
+    >>> topology.make("erdos_renyi", 8, seed=1).n_components
+    1
     """
     check.choice("name", name, NAMES)
     n = check.count("n_agents", n_agents, minimum=2)

@@ -44,32 +44,39 @@ class Trace:
     All per-iteration arrays have one entry per iteration ``k = 1 … T`` (value after the
     k-th iteration). Arrays that do not apply to an algorithm are ``None``.
 
-    Attributes
+    Parameters
     ----------
-    algorithm
+    algorithm : str
         Registered name of the algorithm (see :func:`dpadmm_lite.algorithms`).
-    objective, objective_gap
+    objective, objective_gap : numpy.ndarray
         Training objective ``F(x_k)`` of the model the algorithm would release at step k, and
         ``F(x_k) − F(x*)`` against the problem's high-precision reference optimum.
-    model
+    model : numpy.ndarray
         The released model (what an adversary sees at the end).
-    test_accuracy
+    test_accuracy : numpy.ndarray, optional
         Test accuracy (classification) per iteration, where the problem has a test split.
-    consensus_violation
+    consensus_violation : numpy.ndarray, optional
         Distributed runs: ``sqrt(mean_i ‖x_i − z‖²)`` between local and consensus variables.
-    noise
+    noise : dict, default {}
         The noise actually used, e.g. ``{"sigma": 0.3}`` or per-iteration arrays.
-    ledger
+    ledger : list of PrivacyEvent, default []
         Every noisy release, for the unified accountant.
-    privacy_paper, privacy
+    privacy_paper, privacy : PrivacyGuarantee, default NO_PRIVACY
         The guarantee as the paper states it, and under the unified accountant. ``privacy`` is
         *not covered* (``privacy.covered`` False, ε = ∞, ``privacy.reason`` says why) when
         something the run used reads the private data outside the ledger: a problem whose graph
         was estimated from the training rows (``problem.data_dependence``), or an option that
         reads them (Huang's ``c_w="optimum"``, an objective-perturbation solve that stopped short).
-    wall_time
+    wall_time : float, default 0.0
         Seconds spent inside the algorithm (set by :func:`dpadmm_lite.run`).
-    work
+    params : dict, default {}
+        The settings of the run (ε, δ, ρ, iterations, seed and options), with every step size,
+        penalty, clipping bound and constraint matrix it used. Together with ``noise`` and
+        ``ledger`` these are what must not depend on one record (``tests/test_record_swap.py``).
+    metrics : dict of str to numpy.ndarray, default {}
+        Further per-iteration series an algorithm defines (``"augmented_objective"``,
+        ``"test_error"``, …).
+    work : dict of str to float, default {}
         The run's counted work (set by :func:`dpadmm_lite.run`, see
         :func:`dpadmm_lite.problems.counting`): ``data_passes`` (rows read by products with the
         training data, over n: one product with every record is one pass), ``factorizations``
@@ -77,13 +84,6 @@ class Trace:
         any machine at any load. Empty when nothing the algorithm did went through the counted
         products (an algorithm that multiplies by the data itself counts only what it routes
         through them).
-    params
-        The settings of the run (ε, δ, ρ, iterations, seed and options), with every step size,
-        penalty, clipping bound and constraint matrix it used. Together with ``noise`` and
-        ``ledger`` these are what must not depend on one record (``tests/test_record_swap.py``).
-    metrics
-        Further per-iteration series an algorithm defines (``"augmented_objective"``,
-        ``"test_error"``, …).
     """
 
     algorithm: str
@@ -175,23 +175,38 @@ def from_iterates(
 
     Parameters
     ----------
-    problem
+    problem : Problem
         The :class:`~dpadmm_lite.problems.Problem` being solved.
-    algorithm
+    algorithm : str
         Registered name of the algorithm.
-    iterates
+    iterates : array_like of float
         Array ``(T, d)``: the model the algorithm would release after each iteration.
-    model
+    model : array_like of float, optional
         The released model; defaults to the last iterate.
-    ledger, delta
+    consensus_violation : array_like of float, optional
+        Distributed runs: the disagreement of local and consensus variables per iteration.
+    noise : dict, optional
+        The noise actually used (stored as :attr:`Trace.noise`).
+    ledger : iterable of PrivacyEvent, default ()
         The run's noisy releases; when the ledger is non-empty, ``privacy`` is the unified
         accountant's (ε, δ) for it at ``delta``.
-    privacy_paper
+    delta : float, optional
+        δ of the accountant's guarantee; required with a non-empty ledger.
+    privacy_paper : PrivacyGuarantee, optional
         The guarantee as the paper states it (defaults to the accountant's when not given).
-    not_covered
+    metrics : dict of str to array_like, optional
+        Further per-iteration series (stored as float arrays).
+    params : dict, optional
+        The settings of the run (stored as :attr:`Trace.params`).
+    not_covered : str, optional
         Why no guarantee covers this run although it drew noise (an option that read the private
         data); ``privacy`` is then :meth:`~dpadmm_lite.privacy.PrivacyGuarantee.not_covered`. A
         problem with a non-empty ``data_dependence`` voids the guarantee of every noisy run too.
+
+    Returns
+    -------
+    Trace
+        The run, scored at every iterate.
     """
     with paused():  # scoring the iterates is measurement, not the algorithm's work
         return _from_iterates(problem, algorithm, iterates, model=model, consensus_violation=consensus_violation,

@@ -85,18 +85,18 @@ NOT_PRIVATE = ("NOT PRIVATE: read from every candidate run, outside the guarante
 class TuningDiagnostics:
     """What the tuning saw beside its release: for the tuner's user, **not to be published**.
 
-    Attributes
+    Parameters
     ----------
-    runs
+    runs : tuple of dict
         Every candidate run in order: ``{"candidate", "seed", "score", "epsilon"}`` (the ε the
         run spent alone under the unified accountant).
-    scores
+    scores : tuple of float
         Per candidate, the best validation score of its runs (``nan`` when never drawn).
-    repetitions
+    repetitions : int
         The number of candidate runs K (random stopping: the K drawn).
-    seconds
+    seconds : dict
         ``{"runs": …, "accounting": …, "total": …}``: wall-clock time (it grows with K).
-    note
+    note : str, default NOT_PRIVATE
         :data:`NOT_PRIVATE`.
     """
 
@@ -111,25 +111,33 @@ class TuningDiagnostics:
 class TuningResult:
     """What :func:`tune` returns: the release its guarantee covers, and the diagnostics apart.
 
-    Attributes
+    Parameters
     ----------
-    algorithm
+    algorithm : str
         The registered algorithm tuned.
-    chosen, chosen_index
-        The setting published (a dict of keyword arguments) and its index in ``candidates``.
-    trace
+    chosen : dict
+        The setting published (a dict of keyword arguments).
+    chosen_index : int
+        Its index in ``candidates``.
+    trace : Trace
         Its published run: the best candidate run, or with ``refit=True`` a fresh run with it
         (its ``params["seed"]`` is None: no seed is released).
-    score
+    score : float
         The published run's validation score (lower is better).
-    privacy
+    privacy : PrivacyGuarantee
         The guarantee of everything: candidate runs, selection and published run, at the δ asked.
-    run_epsilon
+    run_epsilon : float
         ε₀, the budget every single run was calibrated to (set by ε, δ and the candidates' noise
         shapes alone).
-    method, eta, mean_repetitions, gamma
-        The procedure; for random stopping the shape η, mean and γ of ``D_{η,γ}``.
+    method : {"random_stopping", "fixed"}
+        The procedure.
+    eta, mean_repetitions, gamma : float, optional
+        For random stopping the shape η, mean and γ of ``D_{η,γ}``; ``None`` for ``"fixed"``.
+    _diagnostics : TuningDiagnostics, optional
+        What :meth:`diagnostics` returns (internal: set by :func:`tune`).
 
+    Notes
+    -----
     :meth:`diagnostics` holds the rest (every run's score and seed, K, the times), not private.
     """
 
@@ -218,7 +226,24 @@ def _scaled(unit: tuple[PrivacyEvent, ...], epsilon: float, delta: float) -> tup
 def validation_score(problem, model, X_val, y_val):
     """The default score of a model on the validation rows, lower is better: the error rate for a
     classifier (logistic loss), the objective (mean loss + λ·regulariser) otherwise. Vectorised: a
-    stack of models (shape ``(runs, d)``) gives one score per model, a single model a float."""
+    stack of models (shape ``(runs, d)``) gives one score per model, a single model a float.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose loss and λ define the score.
+    model : array_like of float
+        One model ``(d,)`` or a stack ``(runs, d)``.
+    X_val : array_like of float
+        Validation records, shape ``(n_val, d)``.
+    y_val : array_like of float
+        Validation labels, shape ``(n_val,)``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The score (a float for one model, one per model for a stack).
+    """
     model = np.asarray(model, float)
     if problem.loss == "logistic":
         out = 1.0 - problem.accuracy(model, X_val, y_val)
@@ -246,6 +271,32 @@ def disjoint(problem, X_val, y_val) -> tuple[np.ndarray, np.ndarray]:
     Data with repeated feature vectors (one-hot columns) can hold a held-out record equal to a
     training one; the tuner refuses such a validation split, since a record in both would be read by
     the selection outside the guarantee. Dropping the rows this finds makes it acceptable.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem (its training and test rows).
+    X_val : array_like of float
+        Validation records, shape ``(n_val, d)``, finite.
+    y_val : array_like of float
+        Validation labels, shape ``(n_val,)``, finite.
+
+    Returns
+    -------
+    X_val, y_val : numpy.ndarray
+        The validation rows found in neither the training nor the test rows, in their order.
+
+    Examples
+    --------
+    >>> from dpadmm_lite import problems, tuning
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3)) / 2
+    >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> p = problems.logistic(X[:40], y[:40], 0.01)
+    >>> X_val, y_val = np.vstack([X[:5], X[40:]]), np.concatenate([y[:5], y[40:]])  # 5 training rows
+    >>> kept, _ = tuning.disjoint(p, X_val, y_val)
+    >>> len(X_val), len(kept)
+    (25, 20)
     """
     X_val = check.finite_array("validation X", X_val, ndim=2)
     y_val = check.finite_array("validation y", y_val, ndim=1)
@@ -339,38 +390,41 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
 
     Parameters
     ----------
-    algorithm
+    algorithm : str
         A registered private algorithm (:func:`dpadmm_lite.algorithms`) that calibrates with the
         unified accountant.
-    problem
+    problem : Problem
         The training problem (:mod:`dpadmm_lite.problems`): the records the guarantee protects.
-    candidates
+    candidates : sequence of dict
         The settings to choose from: a non-empty list of dicts of keyword arguments of
         :func:`dpadmm_lite.run` (``rho``, ``iterations``, ``clip`` …; not ε, δ or seed).
-    epsilon, delta
+    epsilon, delta : float
         The budget of the whole tuning (candidates, selection, published run). ε ∈
         [:data:`MIN_EPSILON`, 1e4] or ``math.inf`` (no noise, nothing is private); under random
         stopping ε must also exceed the selection's own cost (the ε of candidates that spend
         nothing, which grows with δ⁻¹ and the mean number of runs). δ ∈ (0, 1/n), small enough
         that a single run still has an ε₀ > 0.
-    validation
+    validation : tuple of array_like
         ``(X_val, y_val)``: held-out rows that score the candidates. Refused when a row equals a
         training or test row (in single precision, any order: :func:`disjoint` drops them) or a
         label is not one of the problem's (±1 for logistic regression).
-    method
+    method : {"random_stopping", "fixed"}, default "random_stopping"
         ``"random_stopping"`` or ``"fixed"`` (:data:`METHODS`; see the module's docstring).
-    eta, mean_repetitions
-        Random stopping: the shape η ∈ (−1, 1e3] (0, or |η| ≥ 1e-6) of ``D_{η,γ}`` and the expected
-        number of runs in (1, 1e4] (default: the number of candidates, or 2 for a single one); the
-        law's mass beyond :data:`~dpadmm_lite.accounting._selection.SAMPLER_LIMIT` runs must be
-        below δ/1000. Not used by ``"fixed"``.
-    refit
+    eta : float, default 1.0
+        Random stopping: the shape η ∈ (−1, 1e3] (0, or |η| ≥ 1e-6) of ``D_{η,γ}``. Not used by
+        ``"fixed"``.
+    mean_repetitions : float, optional
+        Random stopping: the expected number of runs, in (1, 1e4] (default: the number of
+        candidates, or 2 for a single one); the law's mass beyond
+        :data:`~dpadmm_lite.accounting._selection.SAMPLER_LIMIT` runs must be below δ/1000. Not
+        used by ``"fixed"``.
+    refit : bool, default False
         Publish a fresh run with the chosen setting (composed) instead of the best candidate run.
-    score
+    score : callable, optional
         ``score(model, X_val, y_val) -> float``, lower is better: it sees the model and the
         validation rows only. Default: :func:`validation_score` of the problem's loss (error rate,
         or the objective). Must be finite.
-    seed
+    seed : int, optional
         None (default): every draw (K, the settings drawn, each run's noise) from fresh OS entropy.
         A whole number seeds them all (``numpy.random.default_rng(seed)``), reproducibly — and then
         the guarantee holds only while the seed stays secret (``privacy.assumes``).
@@ -381,6 +435,19 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
     -------
     TuningResult
         The release (:meth:`TuningResult.released`) and, apart, its diagnostics (not private).
+
+    Examples
+    --------
+    >>> from dpadmm_lite import problems, tuning
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3))
+    >>> X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    >>> y = np.where(X @ np.array([1.0, -1.0, 0.5]) > 0, 1.0, -1.0)
+    >>> p = problems.logistic(X[:200], y[:200], 0.01)
+    >>> result = tuning.tune("dp_admm", p, [{"rho": 0.5}, {"rho": 2.0}], epsilon=1.0, delta=1e-5,
+    ...                      validation=(X[200:], y[200:]), iterations=10, seed=0)
+    >>> result.chosen in ({"rho": 0.5}, {"rho": 2.0}), result.privacy.epsilon <= 1.0
+    (True, True)
     """
     started = time.perf_counter()
     info = registry.info(algorithm)

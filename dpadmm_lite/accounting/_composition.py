@@ -9,7 +9,24 @@ from ._gaussian import _gaussian_epsilon, calibrate_noise
 
 
 def basic_composition(epsilon: float, delta: float, k: int) -> tuple[float, float]:
-    """k-fold composition of (ε, δ)-DP mechanisms: ``(kε, kδ)`` (Dwork & Roth 2014, Thm 3.16)."""
+    """k-fold composition of (ε, δ)-DP mechanisms: ``(kε, kδ)`` (Dwork & Roth 2014, Thm 3.16).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of each mechanism, > 0 and finite.
+    delta : float
+        δ of each mechanism, in [0, ∞) (a total above 1 is reported as 1).
+    k : int
+        Number of mechanisms composed, a whole number ≥ 1.
+
+    Returns
+    -------
+    epsilon_total : float
+        ``k ε``.
+    delta_total : float
+        ``min(1, k δ)``.
+    """
     epsilon = check.positive("epsilon", epsilon)
     delta = check.nonnegative("delta", delta)
     k = check.count("k", k)
@@ -22,9 +39,23 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
     k adaptive (ε, δ)-DP mechanisms are together
     ``(ε√(2k ln(1/δ')) + kε(e^ε − 1), kδ + δ')``-DP for any ``δ' ∈ (0, 1)``.
 
+    Parameters
+    ----------
+    epsilon : float
+        ε of each mechanism, > 0 and finite.
+    delta : float
+        δ of each mechanism, in [0, ∞).
+    k : int
+        Number of adaptive mechanisms, a whole number ≥ 1.
+    delta_prime : float
+        The slack δ' of the theorem, in (0, 1).
+
     Returns
     -------
-    (epsilon_total, delta_total)
+    epsilon_total : float
+        ``ε√(2k ln(1/δ')) + kε(e^ε − 1)``.
+    delta_total : float
+        ``min(1, kδ + δ')``.
     """
     epsilon = check.positive("epsilon", epsilon)
     delta = check.nonnegative("delta", delta)
@@ -37,6 +68,24 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
 def composition_epsilons(noise_multiplier: float, steps: int, delta: float, sampling_rate: float = 1.0) -> dict[str, float]:
     """ε after ``steps`` Gaussian releases, at the same total δ, under three analyses.
 
+    Parameters
+    ----------
+    noise_multiplier : float
+        σ/Δ of each Gaussian release, > 0 and finite.
+    steps : int
+        Number of releases T, a whole number ≥ 1.
+    delta : float
+        Total δ of the T releases, in (0, 1).
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1].
+
+    Returns
+    -------
+    dict of str to float
+        ε by analysis: ``"basic"``, ``"advanced"``, ``"unified"``.
+
+    Notes
+    -----
     * ``"basic"`` — each release is (ε₀, δ/T)-DP (ε₀ exact for one release), and
       :func:`basic_composition` adds them up: ``T ε₀``;
     * ``"advanced"`` — each release is (ε₀, δ/(2T))-DP and :func:`advanced_composition` with
@@ -64,6 +113,25 @@ _UNDERFLOW = ("epsilon/steps must be at least 1e-300: epsilon = {epsilon!r} over
 def noise_for_budget(epsilon: float, delta: float, steps: int, sampling_rate: float = 1.0) -> dict[str, float]:
     """Noise multiplier σ/Δ that T releases need to be (ε, δ)-DP together, per analysis.
 
+    Parameters
+    ----------
+    epsilon : float
+        Total ε of the T releases, in (0, 1e4] (finite; ``epsilon / steps`` at least 1e-300).
+    delta : float
+        Total δ, in (0, 1).
+    steps : int
+        Number of releases T, a whole number ≥ 1.
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1] (the classic row ignores it).
+
+    Returns
+    -------
+    dict of str to float
+        The noise multiplier by analysis: ``"classic + basic"``, ``"exact + basic"``,
+        ``"exact + advanced"``, ``"unified"``.
+
+    Notes
+    -----
     * ``"classic + basic"`` — split the budget evenly, (ε/T, δ/T) per release, and use the
       classic formula ``√(2 ln(1.25 T/δ)) T/ε`` (ignores subsampling; a guarantee only when
       ε/T < 1);

@@ -37,6 +37,28 @@ def _cyffers2023_linear_epsilon(slope: float, delta: float) -> float:
 def cyffers2023_centralized_rdp(alpha, *, iterations: int, lipschitz: float, gamma: float, sigma: float, n: int):
     """Cyffers et al. (2023), Theorem 2 (centralized private ADMM, Alg. 2): ``(α, 8αKL²γ²/(σ²n²))``-RDP.
 
+    Parameters
+    ----------
+    alpha : float or array_like of float
+        Rényi order(s) α, each in (1, ∞].
+    iterations : int
+        Number of iterations K, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+    n : int
+        Number of records (users), a whole number ≥ 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The RDP ε(α), a float for a scalar ``alpha``.
+
+    Notes
+    -----
     Record-level DP, L-Lipschitz loss, K iterations, noise σ; vectorised over α. The proof
     (App. C.2–C.3, Thm 8) composes K Gaussian releases of the u-update, whose sensitivity
     (25) is ``4λLγ/n`` against noise ``λσ``.
@@ -62,6 +84,26 @@ def cyffers2023_centralized_epsilon(delta: float, *, iterations: int, lipschitz:
 
     The RDP curve ``cα`` (``c = 8KL²γ²/(σ²n²)``) is linear, so the best order is
     ``α = 1 + √(ln(1/δ)/c)`` and ``ε = c + 2√(c ln(1/δ))``.
+
+    Parameters
+    ----------
+    delta : float
+        Target δ, in (0, 1).
+    iterations : int
+        Number of iterations K, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+    n : int
+        Number of records (users), a whole number ≥ 1.
+
+    Returns
+    -------
+    float
+        ε at ``delta``.
     """
     delta = check.open_unit("delta", delta)
     slope = cyffers2023_centralized_rdp(2.0, iterations=iterations, lipschitz=lipschitz, gamma=gamma,
@@ -75,6 +117,24 @@ def cyffers2023_federated_local_rdp(alpha, *, participations: int, lipschitz: fl
     User-level DP against the server, which sees every update of user i (K_i participations);
     App. C.4, Thm 9 / eq. (27). Here γ is Alg. 3's: ``prox_{γ f_i}``, a per-record step γ (the
     local sensitivity of one update is ``4λLγ``).
+
+    Parameters
+    ----------
+    alpha : float or array_like of float
+        Rényi order(s) α, each in (1, ∞].
+    participations : int
+        Number of participations K_i of the user, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The RDP ε(α), a float for a scalar ``alpha``.
     """
     a = _alpha_array(alpha)
     K = check.count("participations", participations)
@@ -86,7 +146,26 @@ def cyffers2023_federated_local_rdp(alpha, *, participations: int, lipschitz: fl
 
 def cyffers2023_federated_local_epsilon(delta: float, *, participations: int, lipschitz: float, gamma: float,
                                         sigma: float) -> float:
-    """Theorem 3's local guarantee in (ε, δ), with the paper's conversion (closed form, linear curve)."""
+    """Theorem 3's local guarantee in (ε, δ), with the paper's conversion (closed form, linear curve).
+
+    Parameters
+    ----------
+    delta : float
+        Target δ, in (0, 1).
+    participations : int
+        Number of participations K_i of the user, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+
+    Returns
+    -------
+    float
+        ε at ``delta``.
+    """
     delta = check.open_unit("delta", delta)
     slope = cyffers2023_federated_local_rdp(2.0, participations=participations, lipschitz=lipschitz,
                                             gamma=gamma, sigma=sigma) / 2.0  # RDP per unit of α
@@ -97,6 +176,30 @@ def cyffers2023_federated_central_rdp(alpha, *, iterations: int, lipschitz: floa
                                       m: int):
     """Cyffers et al. (2023), Theorem 3, central model, as stated: ``(α, 16αKL²γ²/(σ²n²))``-RDP.
 
+    Parameters
+    ----------
+    alpha : float or array_like of float
+        Rényi order(s) α, each in (1, ∞].
+    iterations : int
+        Number of iterations K, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+    n : int
+        Number of records (users), a whole number ≥ 1.
+    m : int
+        Number of users sampled per round, a whole number in [1, n].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The RDP ε(α) (``inf`` where the theorem makes no claim), a float for a scalar ``alpha``.
+
+    Notes
+    -----
     γ is Alg. 3's (per-record step), as in the local bound the proof starts from. The proof
     (App. C.4, Thm 10) divides the local loss ``8αL²γ²/σ²`` by m² ("aggregation of the m
     sampled users"), i.e. treats one round as a Gaussian release with noise multiplier
@@ -133,6 +236,32 @@ def cyffers2023_federated_central_epsilon(delta: float, *, iterations: int, lips
                                           sigma: float, n: int, m: int, method: str = "closed form") -> float:
     """Theorem 3's central guarantee in (ε, δ).
 
+    Parameters
+    ----------
+    delta : float
+        Target δ, in (0, 1).
+    iterations : int
+        Number of iterations K, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+    n : int
+        Number of records (users), a whole number ≥ 1.
+    m : int
+        Number of users sampled per round, a whole number in [1, n].
+    method : {"closed form", "numerical"}, default "closed form"
+        The theorem as stated, or the proof's argument with the exact subsampled-Gaussian RDP.
+
+    Returns
+    -------
+    float
+        ε at ``delta`` (``inf`` if no order satisfies the theorem's conditions).
+
+    Notes
+    -----
     ``method="closed form"``: the theorem as stated (:func:`cyffers2023_federated_central_rdp`),
     converted with the paper's ``ε + ln(1/δ)/(α − 1)`` over the orders where it holds
     (``inf`` if none). ``method="numerical"``: what App. C.4 says is done in practice — the
@@ -160,6 +289,28 @@ def cyffers2023_federated_central_epsilon(delta: float, *, iterations: int, lips
 def cyffers2023_network_rdp(alpha, *, participations: int, lipschitz: float, gamma: float, sigma: float, n: int):
     """Cyffers et al. (2023), Theorem 4: ``(α, 8αK_iL²γ² ln n/(σ²n))``-network RDP (Alg. 4).
 
+    Parameters
+    ----------
+    alpha : float or array_like of float
+        Rényi order(s) α, each in (1, ∞].
+    participations : int
+        Number of participations K_i of the user, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+    n : int
+        Number of users on the complete graph, a whole number ≥ 2.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The network RDP ε(α) (``inf`` where ``σ ≤ 2Lγ√(α(α − 1))``), a float for a scalar ``alpha``.
+
+    Notes
+    -----
     Fully decentralized random walk on the **complete graph** (the only graph the proof
     covers: it needs the walk to reach any user after m steps with the geometric law of
     parameter 1/n), user-level DP against the view of another user; γ is Alg. 4's
@@ -177,7 +328,28 @@ def cyffers2023_network_rdp(alpha, *, participations: int, lipschitz: float, gam
 
 def cyffers2023_network_epsilon(delta: float, *, participations: int, lipschitz: float, gamma: float, sigma: float,
                                 n: int) -> float:
-    """Theorem 4 in (ε, δ): the paper's conversion over the orders where the theorem holds."""
+    """Theorem 4 in (ε, δ): the paper's conversion over the orders where the theorem holds.
+
+    Parameters
+    ----------
+    delta : float
+        Target δ, in (0, 1).
+    participations : int
+        Number of participations K_i of the user, a whole number ≥ 1.
+    lipschitz : float
+        L, the Lipschitz constant of the loss, > 0 and finite.
+    gamma : float
+        γ, the prox step of the algorithm, > 0 and finite.
+    sigma : float
+        σ, the standard deviation of the noise, > 0 and finite.
+    n : int
+        Number of users on the complete graph, a whole number ≥ 2.
+
+    Returns
+    -------
+    float
+        ε at ``delta`` (``inf`` if no order satisfies the theorem's condition).
+    """
     delta = check.open_unit("delta", delta)
     rdp = cyffers2023_network_rdp(_CYFFERS2023_ORDERS, participations=participations, lipschitz=lipschitz,
                                   gamma=gamma, sigma=sigma, n=n)

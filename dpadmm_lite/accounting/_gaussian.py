@@ -21,6 +21,20 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
     Dwork & Roth (2014), Thm A.1 — proved for ``ε < 1``; for ε ≥ 1 the formula is still
     returned (the papers use it that way) but it is *not* a guarantee: use
     :func:`calibrate_noise` (exact) instead.
+
+    Parameters
+    ----------
+    sensitivity : float
+        ℓ2-sensitivity Δ of the released quantity, > 0 and finite.
+    epsilon : float
+        ε of the one release, > 0 and finite (a guarantee only below 1).
+    delta : float
+        δ of the one release, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation σ.
     """
     sensitivity = check.positive("sensitivity", sensitivity)
     epsilon = check.positive("epsilon", epsilon)
@@ -34,17 +48,17 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, sampling
 
     Parameters
     ----------
-    noise_multiplier
+    noise_multiplier : float
         ``z = σ/Δ`` (σ the noise standard deviation, Δ the ℓ2-sensitivity); ``math.inf`` → 0.
         With ``neighbours="replace_one"``, ``z = σ/C`` for the per-record bound C.
-    steps
+    steps : int
         Number of releases T ≥ 1 (composed adaptively).
-    delta
+    delta : float
         Target δ ∈ (0, 1).
-    sampling_rate
+    sampling_rate : float, default 1.0
         Poisson sampling probability q ∈ (0, 1] of each record in each release
         (add/remove-one neighbours, both directions).
-    neighbours
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
         ``"add_remove"`` or ``"replace_one"`` (the exact replace-one pair ``q·N(+C, σ²) +
         (1 − q)·N(0, σ²)`` against ``q·N(−C, σ²) + (1 − q)·N(0, σ²)``; a Gaussian with sensitivity
         2C when q = 1), as :attr:`~dpadmm_lite.privacy.PrivacyEvent.neighbours`.
@@ -59,6 +73,7 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, sampling
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import gaussian_epsilon
     >>> round(gaussian_epsilon(1.0, 1, 1e-5), 4)
     4.3772
     >>> round(gaussian_epsilon(1.0, 100, 1e-5, sampling_rate=0.01), 3)  # PLD; RDP says 1.214
@@ -108,6 +123,24 @@ def rdp_gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, samp
     The RDP curve of the (sampled) Gaussian on :data:`ORDERS`, refined around the best order,
     converted with the tight conversion — sound, but looser than the PLD (by 2–70 %; for
     ``neighbours="replace_one"`` a sound bound on the replace-one pair, looser still).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        ``z = σ/Δ`` of each release, > 0 (``math.inf``: no privacy loss).
+    steps : int
+        Number of releases T, a whole number ≥ 1.
+    delta : float
+        Target δ, in (0, 1).
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1].
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
+        The neighbouring relation: one record added or removed, or one record replaced.
+
+    Returns
+    -------
+    float
+        ε at ``delta`` (0 for ``z = ∞``).
     """
     z = check.positive("noise_multiplier", noise_multiplier, allow_inf=True)
     steps = check.count("steps", steps)
@@ -123,6 +156,29 @@ def pld_gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, samp
                          *, points: int = _pld.POINTS, neighbours: str = "add_remove") -> float:
     """The privacy-loss-distribution bound alone for :func:`gaussian_epsilon`'s setting.
 
+    Parameters
+    ----------
+    noise_multiplier : float
+        ``z = σ/Δ`` of each release, > 0 (``math.inf``: no privacy loss).
+    steps : int
+        Number of releases T, a whole number ≥ 1.
+    delta : float
+        Target δ, in (0, 1).
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1].
+    points : int, default 16384
+        Grid points across the composed loss window, a whole number ≥ 64 (the discretisation error
+        shrinks like ``points⁻²``).
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
+        The neighbouring relation: one record added or removed, or one record replaced.
+
+    Returns
+    -------
+    float
+        ε at ``delta`` (0 for ``z = ∞``; ``math.inf`` when the PLD is not computable).
+
+    Notes
+    -----
     Also for ``q = 1``, where it is within discretisation error of the exact μ-GDP value
     (a check of the PLD machinery). ``points``: grid points across the composed loss window
     (the error shrinks like ``points⁻²``). ``math.inf`` if the PLD is not computable (losses
@@ -147,6 +203,35 @@ def privacy_loss_distribution(noise_multiplier: float, steps: int, sampling_rate
                               ) -> tuple[np.ndarray, np.ndarray, float]:
     """The privacy loss distribution of ``steps`` (sampled) Gaussian releases, as the accountant has it.
 
+    Parameters
+    ----------
+    noise_multiplier : float
+        ``z = σ/Δ`` of each release, > 0 and finite.
+    steps : int
+        Number of releases T, a whole number ≥ 1.
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1].
+    direction : {"remove", "add"}, default "remove"
+        ``"remove"``: P is the output with the record; ``"add"``: without it.
+    delta : float, default 1e-5
+        In (0, 1); only sets how much tail may be cut.
+    points : int, default 16384
+        Grid points across the composed loss window, a whole number ≥ 64 (the discretisation error
+        shrinks like ``points⁻²``).
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
+        The neighbouring relation: one record added or removed, or one record replaced.
+
+    Returns
+    -------
+    losses : numpy.ndarray
+        The composed loss ``L = log(P/Q)`` on a uniform grid.
+    probabilities : numpy.ndarray
+        The probability of each grid value.
+    at_infinity : float
+        The mass counted as an infinite loss.
+
+    Notes
+    -----
     Returns ``(losses, probabilities, at_infinity)``: the composed loss ``L = log(P/Q)`` on a
     uniform grid (connect-the-dots, pessimistic), the probability of each grid value, and the
     mass counted as an infinite loss (tails beyond the grid, at most ~1e-4·δ). Then
@@ -172,6 +257,26 @@ def calibrate_noise(epsilon: float, delta: float, steps: int, sampling_rate: flo
                     neighbours: str = "add_remove") -> float:
     """Smallest noise multiplier ``z = σ/Δ`` whose ``steps`` releases are (ε, δ)-DP.
 
+    Parameters
+    ----------
+    epsilon : float
+        Target ε, in (0, 1e4], or ``math.inf`` (no noise: returns 0).
+    delta : float
+        Target δ, in (0, 1).
+    steps : int
+        Number of releases T, a whole number ≥ 1.
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1].
+    neighbours : {"add_remove", "replace_one"}, default "add_remove"
+        The neighbouring relation: one record added or removed, or one record replaced.
+
+    Returns
+    -------
+    float
+        The noise multiplier ``z = σ/Δ`` (``σ/C`` for ``"replace_one"``).
+
+    Notes
+    -----
     For ``q = 1`` solved in closed form through the exact Gaussian curve (``z = √T/μ`` with
     ``δ_μ(ε) = δ``); otherwise a secant search on ``log z`` of :func:`gaussian_epsilon` (PLD),
     started from the central-limit approximation ``μ ≈ q√(T(e^{1/z²} − 1))`` (Bu et al. 2020).
@@ -184,6 +289,7 @@ def calibrate_noise(epsilon: float, delta: float, steps: int, sampling_rate: flo
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import calibrate_noise, gaussian_epsilon
     >>> z = calibrate_noise(1.0, 1e-5, 100)
     >>> gaussian_epsilon(z, 100, 1e-5) <= 1.0
     True

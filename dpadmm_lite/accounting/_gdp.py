@@ -20,7 +20,20 @@ def _log_delta_gdp(eps: float, mu: float) -> float:
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
-    """δ(ε) of μ-GDP, i.e. of one Gaussian release with ``Δ/σ = μ`` (exact)."""
+    """δ(ε) of μ-GDP, i.e. of one Gaussian release with ``Δ/σ = μ`` (exact).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε at which δ is evaluated, in [0, ∞).
+    mu : float
+        μ = Δ/σ, > 0 and finite.
+
+    Returns
+    -------
+    float
+        δ(ε).
+    """
     epsilon = check.nonnegative("epsilon", epsilon)
     mu = check.positive("mu", mu)
     return math.exp(_log_delta_gdp(epsilon, mu))
@@ -31,6 +44,18 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
     Solves ``δ(ε) = δ`` for the analytic-Gaussian curve (Balle & Wang 2018) to 1e-12 and
     rounds *up*, so the value returned is never below the true ε.
+
+    Parameters
+    ----------
+    mu : float
+        μ of the mechanism, > 0 (``math.inf`` allowed).
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        ε at ``delta``, rounded up.
     """
     mu = check.positive("mu", mu, allow_inf=True)
     delta = check.open_unit("delta", delta)

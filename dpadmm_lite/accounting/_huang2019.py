@@ -12,6 +12,28 @@ from .. import _validate as check
 def huang2019_sigma(epsilon, delta, *, lipschitz, local_size, rho, eta):
     """Per-agent, per-iteration noise of DP-ADMM, Huang et al. (2019), Theorem 1, eq. (14).
 
+    Parameters
+    ----------
+    epsilon : float
+        Per-iteration ε, > 0 and finite (the theorem assumes ε ≤ 1).
+    delta : float
+        Per-iteration δ, in (0, 1).
+    lipschitz : float
+        c₁, the bound on the gradient of one record's loss, > 0 and finite.
+    local_size : float or array_like of float
+        m_i, the number of records of each agent, ≥ 1 and finite.
+    rho : float
+        ρ, the ADMM penalty, > 0 and finite.
+    eta : float or array_like of float
+        η_i^k, the step of the approximate update, in (0, ∞].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        σ_{i,k}, broadcast over ``local_size`` and ``eta`` (a float when both are scalars).
+
+    Notes
+    -----
     ``σ_{i,k} = 2c₁√(2 ln(1.25/δ)) / (m_i ε (ρ + 1/η_i^k))`` — the classic Gaussian mechanism
     for the ℓ2-sensitivity ``2c₁/(m_i(ρ + 1/η_i^k))`` of the approximate agent update (12a);
     each iteration is then (ε, δ)-DP for ε ∈ (0, 1] (the theorem's assumption).
@@ -34,7 +56,20 @@ def huang2019_sigma(epsilon, delta, *, lipschitz, local_size, rho, eta):
 
 
 def huang2019_noise_multiplier(epsilon: float, delta: float) -> float:
-    """σ/Δ of eq. (14): ``√(2 ln(1.25/δ))/ε`` — independent of c₁, m_i, ρ and η."""
+    """σ/Δ of eq. (14): ``√(2 ln(1.25/δ))/ε`` — independent of c₁, m_i, ρ and η.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-iteration ε, > 0 and finite.
+    delta : float
+        Per-iteration δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise multiplier σ/Δ.
+    """
     epsilon = check.positive("epsilon", epsilon)
     delta = check.open_unit("delta", delta)
     return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
@@ -43,6 +78,22 @@ def huang2019_noise_multiplier(epsilon: float, delta: float) -> float:
 def huang2019_total_epsilon(epsilon: float, delta: float, iterations: int) -> float:
     """End-to-end ε̄ of Huang et al. (2019), Theorem 2: ``ε̄ = c₀ √t ε``, by the moments accountant.
 
+    Parameters
+    ----------
+    epsilon : float
+        Per-iteration ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1), per iteration and end to end.
+    iterations : int
+        Number of iterations t, a whole number ≥ 1.
+
+    Returns
+    -------
+    float
+        ε̄.
+
+    Notes
+    -----
     The paper states ε̄ = c₀√t ε "for some constant c₀" and defers the proof to a supplement
     that is not part of the paper; c₀ is never given. The paper says it follows the moments
     accountant of Abadi et al. (2016) (its ref. [20]), which is what this function computes:
@@ -69,5 +120,20 @@ def huang2019_total_epsilon(epsilon: float, delta: float, iterations: int) -> fl
 
 
 def huang2019_c0(epsilon: float, delta: float, iterations: int) -> float:
-    """The constant of Huang et al.'s Theorem 2 implied by the moments accountant: ``ε̄/(√t ε)``."""
+    """The constant of Huang et al.'s Theorem 2 implied by the moments accountant: ``ε̄/(√t ε)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-iteration ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of iterations t, a whole number ≥ 1.
+
+    Returns
+    -------
+    float
+        c₀.
+    """
     return huang2019_total_epsilon(epsilon, delta, iterations) / (math.sqrt(iterations) * epsilon)

@@ -19,7 +19,20 @@ from ._search import _calibrate
 
 
 def ledger_rdp(events: Iterable[PrivacyEvent], orders=None) -> np.ndarray:
-    """Composed RDP curve of a ledger (sum over events × counts), on :data:`ORDERS` by default."""
+    """Composed RDP curve of a ledger (sum over events × counts), on :data:`ORDERS` by default.
+
+    Parameters
+    ----------
+    events : iterable of PrivacyEvent
+        The run's ledger.
+    orders : array_like of float, optional
+        Rényi orders, each in (1, ∞); :data:`ORDERS` by default.
+
+    Returns
+    -------
+    numpy.ndarray
+        The composed Rényi divergence at each order.
+    """
     a = ORDERS if orders is None else _orders(orders)
     return _composition(_check_events(events)).rdp(a)
 
@@ -27,6 +40,20 @@ def ledger_rdp(events: Iterable[PrivacyEvent], orders=None) -> np.ndarray:
 def ledger_bounds(events: Iterable[PrivacyEvent], delta: float) -> dict[str, float]:
     """Every sound bound on the ledger's ε at δ, by name; the accountant reports the smallest.
 
+    Parameters
+    ----------
+    events : iterable of PrivacyEvent
+        The run's ledger.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    dict of str to float
+        ε at ``delta`` by the name of the bound (``{}`` for an empty ledger).
+
+    Notes
+    -----
     Keys (the module constants): :data:`GDP` — the exact value, when every release is a Gaussian
     on the full data (then it is the only entry); :data:`PLD` — the privacy loss distribution;
     :data:`RDP` — Rényi DP (refined orders); :data:`FULL_BATCH` — μ-GDP of the same Gaussian
@@ -100,7 +127,7 @@ def _ledger(events, delta) -> tuple[float, str, str]:
 
 #: Ledgers and calibrations already computed. Events are frozen and hold numbers and strings only, so a
 #: ledger is its own key: a live panel's move of N, the topology or T often asks for the same budget
-#: again (Zhang & Zhu's panel: 18 ms of a 300 ms re-run in the browser went to calibrating the same ε).
+#: again, and calibrating the same ε is a noticeable part of a re-run in the browser.
 _memo = functools.lru_cache(maxsize=256)
 
 
@@ -130,6 +157,20 @@ def _ledger_of(events: tuple[PrivacyEvent, ...], delta: float) -> tuple[float, s
 def ledger_epsilon(events: Iterable[PrivacyEvent], delta: float) -> float:
     """End-to-end ε at δ of every release in ``events``, under the unified accountant.
 
+    Parameters
+    ----------
+    events : iterable of PrivacyEvent
+        The run's ledger.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        ε at ``delta`` (``math.inf`` for an empty ledger).
+
+    Notes
+    -----
     The smallest of the *sound* upper bounds of :func:`ledger_bounds`: the exact μ-GDP value
     when every event is an unsampled Gaussian (then it is the true ε); otherwise the privacy
     loss distribution (within 10⁻³ of the true ε, never below it), Rényi DP, and for pure
@@ -145,6 +186,18 @@ def ledger_guarantee(events: Iterable[PrivacyEvent], delta: float) -> PrivacyGua
     ``source`` is ``"unified accountant: "`` and the name of the bound that won (e.g.
     ``"unified accountant: privacy loss distribution (PLD)"``); ``statement`` counts the
     releases and lists the other bounds.
+
+    Parameters
+    ----------
+    events : iterable of PrivacyEvent
+        The run's ledger.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    PrivacyGuarantee
+        ε, δ, the bound that won and a statement of the releases.
     """
     eps, best, statement = _ledger(events, delta)
     return PrivacyGuarantee(eps, float(delta), f"unified accountant: {best}", statement)
@@ -153,6 +206,24 @@ def ledger_guarantee(events: Iterable[PrivacyEvent], delta: float) -> PrivacyGua
 def calibrate_ledger(events: Iterable[PrivacyEvent], epsilon: float, delta: float, *, rtol: float = 5e-3) -> float:
     """Factor ``s`` by which to scale every release's noise so that the ledger spends (ε, δ).
 
+    Parameters
+    ----------
+    events : iterable of PrivacyEvent
+        The run's ledger at unit scale, at least one release.
+    epsilon : float
+        Target ε, in (0, 1e4], or ``math.inf`` (no noise: returns 0).
+    delta : float
+        Target δ, in (0, 1).
+    rtol : float, default 5e-3
+        Relative tolerance of the search on ``s``, in (0, 1).
+
+    Returns
+    -------
+    float
+        The factor ``s`` (0 for ``epsilon = math.inf``).
+
+    Notes
+    -----
     ``events`` is the run's ledger at *unit scale*: the noise shape an algorithm wants (Huang et
     al.'s σ_{i,k} ∝ 1/(ρ + 1/η_i^k), one σ for all of DP-ADMM's releases, …) with an arbitrary
     overall size. The answer is the smallest ``s`` (to relative ``rtol``) with
@@ -171,6 +242,7 @@ def calibrate_ledger(events: Iterable[PrivacyEvent], epsilon: float, delta: floa
 
     Examples
     --------
+    >>> from dpadmm_lite.accounting import PrivacyEvent, calibrate_ledger, ledger_epsilon
     >>> unit = [PrivacyEvent("gaussian", 0.01, 1.0, count=100)]
     >>> s = calibrate_ledger(unit, 1.0, 1e-5)
     >>> 0.97 <= ledger_epsilon([e.scaled(s) for e in unit], 1e-5) <= 1.0

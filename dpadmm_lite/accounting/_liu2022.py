@@ -12,6 +12,30 @@ from .. import _validate as check
 def liu2022_vradmm_sigma(epsilon: float, delta: float, *, lipschitz: float, n: int, epochs: int, inner: int, c2: float = 80.0) -> float:
     """Noise σ of DP-VRADMM, Liu et al. (2022), Theorem 1: ``σ² = c₂ l² S m ln(1/δ)/(n² ε²)``.
 
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    lipschitz : float
+        l, the Lipschitz constant of a component, > 0 and finite.
+    n : int
+        Number of records, a whole number ≥ 1.
+    epochs : int
+        Number of epochs S, a whole number ≥ 1.
+    inner : int
+        Inner iterations m per epoch, a whole number ≥ 1.
+    c2 : float, default 80.0
+        The theorem's constant c₂, > 0 and finite.
+
+    Returns
+    -------
+    float
+        σ.
+
+    Notes
+    -----
     S epochs of m inner iterations, l-Lipschitz components, n samples; the theorem requires
     ``ε ≤ c₁Sm/n²``. The paper leaves the constant c₂ unspecified (Algorithm 1 calls it c₁).
     Default ``c₂ = 80``: the value that the paper's own DP-SADMM argument (Theorem 2,
@@ -31,6 +55,28 @@ def liu2022_vradmm_sigma(epsilon: float, delta: float, *, lipschitz: float, n: i
 def liu2022_sadmm_sigma(epsilon: float, delta: float, *, iterations: int, n: int, lipschitz: float, theta: float = 0.5) -> float:
     """Noise σ of DP-SADMM, Liu et al. (2022), Theorem 2 (Algorithm 2, line 1).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of steps T, a whole number ≥ 1.
+    n : int
+        Number of records, a whole number ≥ 1.
+    lipschitz : float
+        l, the Lipschitz constant of a record's loss, > 0 and finite.
+    theta : float, default 0.5
+        θ, the share of ε spent by the RDP composition, in (0, 1).
+
+    Returns
+    -------
+    float
+        σ.
+
+    Notes
+    -----
     ``σ² = 20αTl²/(θεn²)`` with ``α = log(1/δ)/((1 − θ)ε) + 1``, θ ∈ (0, 1). Derivation:
     Lemma 2 (subsampled Gaussian, rate ς = b/n, ``5ς²αΔ²/σ²``-RDP with Δ = 2l/b) composed over
     T steps equals θε, then the classic conversion. Valid only under the conditions of
@@ -50,6 +96,29 @@ def liu2022_sadmm_side_conditions(epsilon: float, delta: float, *, iterations: i
                                   theta: float = 0.5) -> dict:
     """Both side conditions of Liu et al.'s Theorem 2, evaluated (numbers, not just a verdict).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of steps T, a whole number ≥ 1.
+    n : int
+        Number of records, a whole number ≥ 1.
+    batch_size : int
+        Minibatch size b, a whole number in [1, n].
+    theta : float, default 0.5
+        θ, in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``alpha``, ``alpha_bound`` (the right-hand side of the first condition),
+        ``variance_ratio`` (``σ²/Δ² = 5αb²T/(θεn²)``), ``first``, ``second`` (bools) and ``holds``.
+
+    Notes
+    -----
     Theorem 2 holds "if there exists θ ∈ (0, 1) such that ``α ≤ log(θεn³/(5αb³T + θεbn²))`` and
     ``5αb²T/(θεn²) ≥ 1.5``", with ``α = log(1/δ)/((1 − θ)ε) + 1``. They come from Lemma 2
     (Wang et al. 2019's subsampled-RDP bound, ``5ς²αΔ²/σ²`` for ``σ²/Δ² ≥ 1.5`` and
@@ -59,12 +128,6 @@ def liu2022_sadmm_side_conditions(epsilon: float, delta: float, *, iterations: i
     ``α > log(1/δ)/ε + 1`` for every θ, the theorem cannot apply when
     ``log(1/δ)/ε + 1 ≥ log(n/b)``: at the paper's δ = 5·10⁻⁴ and ε ≤ 1 that needs
     ``n/b > e^{8.6} ≈ 5,400`` at ε = 1 and ``n/b > e^{153}`` at ε = 0.05 — none of its datasets.
-
-    Returns
-    -------
-    dict
-        ``alpha``, ``alpha_bound`` (the right-hand side of the first condition),
-        ``variance_ratio`` (``σ²/Δ² = 5αb²T/(θεn²)``), ``first``, ``second`` (bools) and ``holds``.
     """
     epsilon = check.positive("epsilon", epsilon)
     delta = check.open_unit("delta", delta)
@@ -88,6 +151,26 @@ def liu2022_sadmm_conditions(epsilon: float, delta: float, *, iterations: int, n
 
     ``theta=None`` asks the theorem's own question, "does some θ ∈ (0, 1) satisfy both?"
     (searched on a grid of 999 values). See :func:`liu2022_sadmm_side_conditions` for the numbers.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of steps T, a whole number ≥ 1.
+    n : int
+        Number of records, a whole number ≥ 1.
+    batch_size : int
+        Minibatch size b, a whole number in [1, n].
+    theta : float or None, default 0.5
+        θ, in (0, 1); ``None``: whether any θ on a grid of 999 values satisfies both.
+
+    Returns
+    -------
+    bool
+        Whether both side conditions hold.
     """
     thetas = np.linspace(0.001, 0.999, 999) if theta is None else [theta]
     return any(liu2022_sadmm_side_conditions(epsilon, delta, iterations=iterations, n=n, batch_size=batch_size,
@@ -98,6 +181,28 @@ def liu2022_sadmm_epsilon(sigma: float, delta: float, *, iterations: int, n: int
                           theta: float | None = None) -> float:
     """Theorem 2 read backwards: the ε that Liu et al.'s DP-SADMM guarantee claims for noise σ.
 
+    Parameters
+    ----------
+    sigma : float
+        σ of the noise, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of steps T, a whole number ≥ 1.
+    n : int
+        Number of records, a whole number ≥ 1.
+    lipschitz : float
+        l, the Lipschitz constant of a record's loss, > 0 and finite.
+    theta : float, optional
+        θ, in (0, 1); ``None`` (default): the best θ.
+
+    Returns
+    -------
+    float
+        The claimed ε.
+
+    Notes
+    -----
     ``σ² = 20αTl²/(θεn²)`` with ``α = log(1/δ)/((1 − θ)ε) + 1`` is, for ``K = σ²n²/(20Tl²)``, the
     quadratic ``Kθ(1 − θ)ε² − (1 − θ)ε − log(1/δ) = 0``, whose positive root is the claimed ε;
     ``theta=None`` takes the best θ ∈ (0, 1) (what the theorem allows). The claim stands only
@@ -128,6 +233,28 @@ def liu2022_vradmm_epsilon(sigma: float, delta: float, *, lipschitz: float, n: i
 
     The paper gives no value for c₂ (nor for c₁ of the condition ``ε ≤ c₁Sm/n²``), so this is
     the claim only up to that unknown constant; see :func:`liu2022_vradmm_sigma`.
+
+    Parameters
+    ----------
+    sigma : float
+        σ of the noise, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    lipschitz : float
+        l, the Lipschitz constant of a component, > 0 and finite.
+    n : int
+        Number of records, a whole number ≥ 1.
+    epochs : int
+        Number of epochs S, a whole number ≥ 1.
+    inner : int
+        Inner iterations m per epoch, a whole number ≥ 1.
+    c2 : float, default 80.0
+        The theorem's constant c₂, > 0 and finite.
+
+    Returns
+    -------
+    float
+        The claimed ε.
     """
     sigma = check.positive("sigma", sigma)
     delta = check.open_unit("delta", delta)
@@ -165,18 +292,18 @@ def liu2022_printed_epsilon(sigma: float, delta: float, *, n: int, batch_size: i
 
     Parameters
     ----------
-    sigma
+    sigma : float
         σ of the fresh noise of every inner release.
-    delta
+    delta : float
         δ ∈ (0, 1).
-    n, batch_size, epochs, inner
+    n, batch_size, epochs, inner : int
         Records n, expected minibatch size b (q = b/n), epochs S and inner steps m per epoch.
-    lipschitz
+    lipschitz : float
         l, the bound on one record's gradient ‖∇f_i‖ in the snapshot ``p̃``.
-    difference_bound
+    difference_bound : float, optional
         Bound on one record's SVRG term ``‖∇f_i(x) − ∇f_i(x̃)‖``; default ``lipschitz`` (true for
         the logistic loss: ℓ' of one record keeps its sign), ``2·lipschitz`` in general.
-    share
+    share : float, optional
         Evaluate at this share s ∈ (0, 1) of the noise variance paying for ``p̃`` instead of
         searching the best one.
 

@@ -182,7 +182,20 @@ def _refined_orders(best: int) -> np.ndarray:
 
 
 def gaussian_rdp(noise_multiplier: float, orders=None) -> np.ndarray:
-    """RDP of one Gaussian release with noise multiplier ``z = σ/Δ``: ``α / (2z²)`` (Mironov 2017)."""
+    """RDP of one Gaussian release with noise multiplier ``z = σ/Δ``: ``α / (2z²)`` (Mironov 2017).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        ``z = σ/Δ``, > 0 (``math.inf`` allowed: zero divergence).
+    orders : array_like of float, optional
+        Rényi orders, each in (1, ∞); :data:`ORDERS` by default.
+
+    Returns
+    -------
+    numpy.ndarray
+        The Rényi divergence at each order.
+    """
     z = check.positive("noise_multiplier", noise_multiplier, allow_inf=True)
     a = ORDERS if orders is None else _orders(orders)
     return a / (2.0 * z * z)
@@ -198,11 +211,11 @@ def sampled_gaussian_rdp(noise_multiplier: float, sampling_rate: float, orders=N
 
     Parameters
     ----------
-    noise_multiplier
+    noise_multiplier : float
         ``z = σ/Δ`` (``math.inf`` gives zero).
-    sampling_rate
+    sampling_rate : float
         Poisson sampling probability ``q ∈ (0, 1]``; ``q = 1`` gives ``α/(2z²)``.
-    orders
+    orders : array_like of float, optional
         Rényi orders (> 1); default :data:`ORDERS`.
     """
     z = check.positive("noise_multiplier", noise_multiplier, allow_inf=True)
@@ -214,6 +227,22 @@ def sampled_gaussian_rdp(noise_multiplier: float, sampling_rate: float, orders=N
 def laplace_rdp(epsilon0: float, orders=None, *, sampling_rate: float = 1.0) -> np.ndarray:
     """RDP bound of one pure ``ε₀``-DP release (e.g. ℓ2-Laplace noise with ``ε₀ = ζΔ``).
 
+    Parameters
+    ----------
+    epsilon0 : float
+        ε₀ of the pure release, > 0 and finite.
+    orders : array_like of float, optional
+        Rényi orders, each in (1, ∞); :data:`ORDERS` by default.
+    sampling_rate : float, default 1.0
+        Poisson sampling rate q of each release, in (0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound on the Rényi divergence at each order.
+
+    Notes
+    -----
     Every ε₀-DP mechanism is a post-processing of binary randomized response with ε₀
     (Kairouz, Oh & Viswanath 2015), so its Rényi divergence is at most
     ``D_α = log[(e^{αε₀} + e^{(1−α)ε₀}) / (1 + e^{ε₀})] / (α − 1)`` (≤ ε₀ and ≤ αε₀²/2).
@@ -240,6 +269,22 @@ def _orders(orders) -> np.ndarray:
 def rdp_to_epsilon(orders, rdp, delta: float) -> float:
     """Smallest ε over the orders such that the RDP curve implies (ε, δ)-DP.
 
+    Parameters
+    ----------
+    orders : array_like of float
+        Rényi orders, a non-empty 1-D array with each order in (1, ∞).
+    rdp : array_like of float
+        The Rényi divergence at each order, in [0, ∞] (no NaN), the same shape as ``orders``.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        The smallest ε (≥ 0) over the orders.
+
+    Notes
+    -----
     Uses the conversion of Canonne, Kamath & Steinke (2020, Prop. 12) / Balle et al. (2020,
     Thm 21): ``ε = D_α + log((α−1)/α) − (log δ + log α)/(α − 1)``, which is never larger than
     the classical ``D_α + log(1/δ)/(α − 1)`` (Mironov 2017, Prop. 3). Orders where

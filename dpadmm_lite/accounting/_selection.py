@@ -90,8 +90,21 @@ def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
 
     ``η(1 − γ)/(γ(1 − γ^η))`` for η ≠ 0 and ``(1/γ − 1)/log(1/γ)`` for η = 0 (its limit).
 
+    Parameters
+    ----------
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    gamma : float
+        Stopping parameter γ of ``D_{η,γ}``, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``E[K]``.
+
     Examples
     --------
+    >>> from dpadmm_lite.accounting import truncated_negative_binomial_mean
     >>> truncated_negative_binomial_mean(1.0, 0.25)   # geometric: 1/γ
     4.0
     """
@@ -112,10 +125,27 @@ def _mean(value) -> float:
 def truncated_negative_binomial_gamma(eta: float, mean: float) -> float:
     """The γ ∈ (0, 1) at which ``D_{η,γ}`` has expected value ``mean`` (> 1).
 
+    Parameters
+    ----------
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    mean : float
+        The expected number of runs, in (1, 1e4].
+
+    Returns
+    -------
+    float
+        γ in (0, 1).
+
+    Notes
+    -----
     :func:`truncated_negative_binomial_mean` falls from ∞ (γ → 0) to 1 (γ → 1), so the root is
     unique; found by bisection on log γ to relative 1e-13 (numpy and ``math`` only). η = 1 gives
     γ = 1/mean exactly.
 
+    Examples
+    --------
+    >>> from dpadmm_lite.accounting import truncated_negative_binomial_gamma
     >>> truncated_negative_binomial_gamma(1.0, 4.0)
     0.25
     """
@@ -142,6 +172,20 @@ def truncated_negative_binomial_pmf(eta: float, gamma: float, k) -> np.ndarray:
 
     ``(1 − γ)^k / (γ^{−η} − 1) · Π_{ℓ<k} (ℓ + η)/(ℓ + 1)``, i.e. ``(1−γ)^k Γ(k+η)/(Γ(η) k! (γ^{−η}−1))``
     (η ≠ 0), and ``(1 − γ)^k / (k log(1/γ))`` at η = 0.
+
+    Parameters
+    ----------
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    gamma : float
+        Stopping parameter γ of ``D_{η,γ}``, in (0, 1).
+    k : array_like of float
+        The values at which the pmf is evaluated.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``P[K = k]``, the shape of ``k``.
     """
     eta, gamma = _eta_gamma(eta, gamma)
     k = np.asarray(k, float)
@@ -165,6 +209,22 @@ def sample_repetitions(eta: float, gamma: float, rng: np.random.Generator, size=
     ``rng`` a :class:`numpy.random.Generator` (``numpy.random.default_rng(seed)``); ``size`` as numpy's
     (``None``: one int). The CDF is tabulated in blocks until it covers every uniform drawn, at most up to
     :data:`SAMPLER_LIMIT` runs (a draw beyond is that limit: probability at most :func:`repetitions_tail`).
+
+    Parameters
+    ----------
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    gamma : float
+        Stopping parameter γ of ``D_{η,γ}``, in (0, 1).
+    rng : numpy.random.Generator
+        The source of randomness (``numpy.random.default_rng(seed)``).
+    size : int or tuple of int, optional
+        Shape of the draws, as numpy's; ``None`` draws one int.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The draws of K, each in [1, :data:`SAMPLER_LIMIT`].
     """
     eta, gamma = _eta_gamma(eta, gamma)
     if not isinstance(rng, np.random.Generator):
@@ -186,6 +246,23 @@ def sample_repetitions(eta: float, gamma: float, rng: np.random.Generator, size=
 def repetitions_tail(eta: float, gamma: float, limit: int = SAMPLER_LIMIT) -> float:
     """An upper bound on ``P[K > limit]`` under ``D_{η,γ}``: ``P[K = N+1]·S`` with ``N = limit``.
 
+    Parameters
+    ----------
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    gamma : float
+        Stopping parameter γ of ``D_{η,γ}``, in (0, 1).
+    limit : int, default 10000000
+        The number N of runs beyond which the tail is bounded, a whole number ≥ 1
+        (:data:`SAMPLER_LIMIT` by default).
+
+    Returns
+    -------
+    float
+        The bound, at most 1.
+
+    Notes
+    -----
     For k > N the pmf falls by ``(1 − γ)(k + η)/(k + 1)`` from k to k + 1. With η > 1 that ratio is at
     most ``r = (1 − γ)(N + 1 + η)/(N + 2)`` and ``S = 1/(1 − r)``; with 0 ≤ η ≤ 1 it is at most
     ``1 − γ`` and ``S = 1/γ``; with η < 0 also ``(k + η)/(k + 1) ≤ (k/(k + 1))^{1−η}`` (Bernoulli's
@@ -211,6 +288,20 @@ def never_tried_probability(eta: float, gamma: float, candidates: int) -> float:
     Each of the K runs draws a setting uniformly, so this is ``E[(1 − 1/m)^K]``, the probability
     generating function of ``D_{η,γ}`` at ``s = 1 − 1/m``: ``((1 − (1−γ)s)^{−η} − 1)/(γ^{−η} − 1)``
     (η ≠ 0), ``log(1 − (1−γ)s)/log γ`` (η = 0). One candidate: 0.
+
+    Parameters
+    ----------
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    gamma : float
+        Stopping parameter γ of ``D_{η,γ}``, in (0, 1).
+    candidates : int
+        Number m of candidate settings, a whole number ≥ 1.
+
+    Returns
+    -------
+    float
+        The probability (0 for one candidate).
     """
     eta, gamma = _eta_gamma(eta, gamma)
     m = check.count("candidates", candidates)
@@ -228,14 +319,14 @@ def selection_rdp(candidate_rdp, *, eta: float, gamma: float, orders=None) -> np
 
     Parameters
     ----------
-    candidate_rdp
+    candidate_rdp : array_like of float
         RDP of one candidate run at ``orders`` (shape ``(len(orders),)``), or of several
         candidate settings (shape ``(settings, len(orders))``: the largest at each order is used,
         which covers drawing any of them at random).
-    eta, gamma
+    eta, gamma : float
         Shape (η > −1) and stopping parameter (0 < γ < 1) of the number of runs; η = 1 is the
         geometric distribution of Liu & Talwar, with ``E[K] = 1/γ``.
-    orders
+    orders : array_like of float, optional
         The Rényi orders of ``candidate_rdp`` (> 1); :data:`ORDERS` by default.
 
     Returns
@@ -274,7 +365,29 @@ def selection_rdp(candidate_rdp, *, eta: float, gamma: float, orders=None) -> np
 def selection_epsilon(candidate_rdp, delta: float, *, eta: float, gamma: float, orders=None,
                       final_rdp=None) -> float:
     """ε at ``delta`` of the random-stopping selection of :func:`selection_rdp`, plus (when
-    ``final_rdp`` is given) a fresh final run with the chosen setting (RDP curves add)."""
+    ``final_rdp`` is given) a fresh final run with the chosen setting (RDP curves add).
+
+    Parameters
+    ----------
+    candidate_rdp : array_like of float
+        RDP of one candidate run at ``orders``, or of several settings (shape
+        ``(settings, len(orders))``), as for :func:`selection_rdp`.
+    delta : float
+        Target δ, in (0, 1).
+    eta : float
+        Shape η of ``D_{η,γ}``, in (−1, 1000].
+    gamma : float
+        Stopping parameter γ of ``D_{η,γ}``, in (0, 1).
+    orders : array_like of float, optional
+        Rényi orders, each in (1, ∞); :data:`ORDERS` by default.
+    final_rdp : array_like of float, optional
+        RDP of a fresh final run at ``orders``, in [0, ∞] per order; ``None``: no final run.
+
+    Returns
+    -------
+    float
+        ε at ``delta``.
+    """
     a = ORDERS if orders is None else _orders(orders)
     curve = selection_rdp(candidate_rdp, eta=eta, gamma=gamma, orders=a)
     if final_rdp is not None:
@@ -292,6 +405,23 @@ def tuning_epsilon(candidate_ledgers: Iterable[Iterable[PrivacyEvent]], final_le
     by composition under the unified accountant (:func:`~dpadmm_lite.accounting.ledger_epsilon`
     of all their releases together).
 
+    Parameters
+    ----------
+    candidate_ledgers : iterable of iterable of PrivacyEvent
+        One ledger per candidate run (each non-empty), or ``None`` for a run whose ledger is
+        unknown.
+    final_ledger : iterable of PrivacyEvent
+        The published run's ledger, non-empty.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        ε at ``delta`` (``math.inf`` when a candidate's ledger is ``None``).
+
+    Notes
+    -----
     Sound whatever chose the setting and however many candidates there were (a fixed number,
     the best validation score): every release that touched the training records is counted.
     With no candidates it is the final run's ε. A candidate run whose ledger is unknown (it

@@ -10,6 +10,28 @@ from .. import _validate as check
 def xu2020_sigma(epsilon: float, delta: float, *, iterations: int, n: int, lipschitz: float, mu: float = 0.5) -> float:
     """Noise σ of DP-ADMM, Xu et al. (2020), Theorem 1, eq. (8).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of x-updates T, a whole number ≥ 1.
+    n : int
+        Number of records, a whole number ≥ 1.
+    lipschitz : float
+        c = max_i ‖∇f_i‖, > 0 and finite.
+    mu : float, default 0.5
+        μ, the share of ε spent by the RDP composition, in (0, 1).
+
+    Returns
+    -------
+    float
+        σ.
+
+    Notes
+    -----
     ``σ² = c² α T / (2 n² ε μ)`` with ``α = log(1/δ)/((1 − μ)ε) + 1`` and μ ∈ (0, 1).
 
     Proof (Appendix A): each x-update is a Gaussian release of the mean gradient with
@@ -34,6 +56,24 @@ def xu2020_epsilon(sigma: float, delta: float, *, iterations: int, n: int, lipsc
 
     ``min_α αTc²/(2n²σ²) + log(1/δ)/(α − 1)`` over real α > 1 (closed form), i.e. Theorem 1
     read backwards with the best μ.
+
+    Parameters
+    ----------
+    sigma : float
+        σ of the noise, > 0 and finite.
+    delta : float
+        δ, in (0, 1).
+    iterations : int
+        Number of x-updates T, a whole number ≥ 1.
+    n : int
+        Number of records, a whole number ≥ 1.
+    lipschitz : float
+        c = max_i ‖∇f_i‖, > 0 and finite.
+
+    Returns
+    -------
+    float
+        ε.
     """
     sigma = check.positive("sigma", sigma)
     delta = check.open_unit("delta", delta)

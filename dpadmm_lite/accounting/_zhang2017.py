@@ -46,6 +46,30 @@ def zhang2017_dvp_jacobian(*, local_size, lam: float, rho: float, n_neighbors, e
                            c1: float = 0.25):
     """The Jacobian term ``ᾱ = 2 ln(1 + c₁/((B_p/C^R)(λ + Φ + 2ρN_p)))`` of DVP (Zhang & Zhu, eq. 30).
 
+    Parameters
+    ----------
+    local_size : float or array_like of float
+        B_p, the number of records of each node, ≥ 1 (a number or one per node).
+    lam : float
+        λ, the weight of the regulariser, ≥ 0 and finite.
+    rho : float
+        ρ, the ADMM penalty, > 0 and finite.
+    n_neighbors : float or array_like of float
+        N_p, the number of neighbours of each node, ≥ 0 (a number or one per node).
+    extra : float or array_like of float, default 0.0
+        Φ, the extra penalty, ≥ 0 (a number or one per node).
+    loss_weight : float or array_like of float, default 1.0
+        C^R, the weight of the loss term, ≥ 0 (a number or one per node).
+    c1 : float, default 0.25
+        c₁, the bound on the second derivative of the loss, > 0 and finite.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ᾱ, a float when every input is a scalar.
+
+    Notes
+    -----
     Objective perturbation releases the exact minimiser f of (13); the density of f is the noise
     density times ``|det ∂ε/∂f|``, and replacing one record changes that determinant by at most
     the factor ``e^ᾱ`` (a rank-2 change of the Hessian, Chaudhuri et al. 2011). ``ᾱ`` does not
@@ -66,6 +90,36 @@ def zhang2017_dvp_zeta(alpha, *, local_size, lam: float, rho: float, n_neighbors
                        sensitivity: float = 2.0, rule: str = "proof"):
     """Noise rate ζ_p(t) and extra penalty Φ of DVP, Zhang & Zhu (2017), Algorithm 2.
 
+    Parameters
+    ----------
+    alpha : float or array_like of float
+        The per-iteration privacy α_p(t), each in (0, ∞] (∞: no noise).
+    local_size : float or array_like of float
+        B_p, the number of records of each node, ≥ 1 (a number or one per node).
+    lam : float
+        λ, the weight of the regulariser, ≥ 0 and finite.
+    rho : float
+        ρ, the ADMM penalty, > 0 and finite.
+    n_neighbors : float or array_like of float
+        N_p, the number of neighbours of each node, ≥ 0 (a number or one per node).
+    loss_weight : float or array_like of float, default 1.0
+        C^R, the weight of the loss term, ≥ 0 (a number or one per node).
+    c1 : float, default 0.25
+        c₁, the bound on the second derivative of the loss, > 0 and finite.
+    sensitivity : float or array_like of float, default 2.0
+        Δ, the ℓ2-sensitivity of the update, > 0 and finite (a number or one per node).
+    rule : {"proof", "algorithm", "appendix"}, default "proof"
+        Which of the paper's three ζ (see the Notes).
+
+    Returns
+    -------
+    zeta : float or numpy.ndarray
+        The noise rate ζ_p(t).
+    Phi : float or numpy.ndarray
+        The extra penalty Φ.
+
+    Notes
+    -----
     For a target per-iteration privacy α_p(t) (pure DP of the broadcast f_p(t+1))::
 
         α̂ = α_p(t) − ln(1 + c₁/((B_p/C^R)(ρ + 2ηN_p)))²   (paper's symbols: ρ = λ here, η = ρ here)
@@ -87,10 +141,6 @@ def zhang2017_dvp_zeta(alpha, *, local_size, lam: float, rho: float, n_neighbors
     :func:`zhang2017_dvp_spent` gives what any ζ truly spends. Vectorised over α (e.g.
     ``(T, N)``), ``local_size``, ``loss_weight`` and ``n_neighbors`` (``(N,)``); ``α = ∞`` gives
     ζ = ∞ (no noise) and Φ = 0.
-
-    Returns
-    -------
-    (zeta, Phi)
     """
     a = _zhang2017_alpha(alpha)
     check.choice("rule", rule, ZHANG2017_DVP_RULES)
@@ -121,6 +171,32 @@ def zhang2017_dvp_spent(zeta, *, local_size, lam: float, rho: float, n_neighbors
 
     ``ζΔ + ᾱ`` (proof of Theorem 1: the noise density ratio ``e^{ζΔ}``, eq. 31, times the
     Jacobian ratio ``e^ᾱ`` of :func:`zhang2017_dvp_jacobian`), ``Δ = sensitivity``.
+
+    Parameters
+    ----------
+    zeta : float or array_like of float
+        The noise rate ζ, each in (0, ∞].
+    local_size : float or array_like of float
+        B_p, the number of records of each node, ≥ 1 (a number or one per node).
+    lam : float
+        λ, the weight of the regulariser, ≥ 0 and finite.
+    rho : float
+        ρ, the ADMM penalty, > 0 and finite.
+    n_neighbors : float or array_like of float
+        N_p, the number of neighbours of each node, ≥ 0 (a number or one per node).
+    extra : float or array_like of float, default 0.0
+        Φ, the extra penalty, ≥ 0 (a number or one per node).
+    loss_weight : float or array_like of float, default 1.0
+        C^R, the weight of the loss term, ≥ 0 (a number or one per node).
+    c1 : float, default 0.25
+        c₁, the bound on the second derivative of the loss, > 0 and finite.
+    sensitivity : float or array_like of float, default 2.0
+        Δ, the ℓ2-sensitivity of the update, > 0 and finite (a number or one per node).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The pure ε spent, ``ζΔ + ᾱ``.
     """
     z = np.asarray(zeta, dtype=float)
     if np.any(np.isnan(z)) or np.any(z <= 0):
@@ -134,6 +210,22 @@ def zhang2017_dvp_spent(zeta, *, local_size, lam: float, rho: float, n_neighbors
 def zhang2017_pvp_sensitivity(*, local_size, lam: float, loss_weight=1.0):
     """ℓ2-sensitivity of the PVP primal update (18): ``2C^R/(λB_p)`` (Zhang & Zhu, App. B, eq. 33).
 
+    Parameters
+    ----------
+    local_size : float or array_like of float
+        B_p, the number of records of each node, ≥ 1 (a number or one per node).
+    lam : float
+        λ, the weight of the regulariser, > 0 and finite.
+    loss_weight : float or array_like of float, default 1.0
+        C^R, the weight of the loss term, ≥ 0 (a number or one per node).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``2C^R/(λB_p)``.
+
+    Notes
+    -----
     The paper's bound: one replaced record moves the minimiser of the λ-strongly convex (18) by at
     most ``2C^R/(λB_p)`` — with the state ``f_p(t)`` held fixed. See
     :func:`zhang2017_pvp_hidden_sensitivity` for what it is when ``f_p(t)``, never released,
@@ -151,6 +243,22 @@ def zhang2017_pvp_zeta(alpha, *, local_size, lam: float, loss_weight=1.0):
     (Paper: ``ρB_pα_p(t)/(2C^R)`` with ρ its regulariser weight = the book's λ.) Then
     ``ζ · sensitivity = α_p(t)``: each broadcast V_p(t) is pure α_p(t)-DP (App. B).
     Vectorised over α and ``local_size``.
+
+    Parameters
+    ----------
+    alpha : float or array_like of float
+        The per-iteration privacy α_p(t), each in (0, ∞] (∞: no noise).
+    local_size : float or array_like of float
+        B_p, the number of records of each node, ≥ 1 (a number or one per node).
+    lam : float
+        λ, the weight of the regulariser, > 0 and finite.
+    loss_weight : float or array_like of float, default 1.0
+        C^R, the weight of the loss term, ≥ 0 (a number or one per node).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ζ_p(t).
     """
     a = _zhang2017_alpha(alpha)
     return _ret(a / np.asarray(zhang2017_pvp_sensitivity(local_size=local_size, lam=lam, loss_weight=loss_weight)))
@@ -161,6 +269,34 @@ def zhang2017_pvp_hidden_sensitivity(iterations: int, *, local_size, lam: float,
                                      residual=0.0) -> np.ndarray:
     """Sensitivity of PVP's broadcasts ``V_p(t) = f_p(t) + ε_p(t)``, t = 1 … T, with ``f_p(t)`` unreleased.
 
+    Parameters
+    ----------
+    iterations : int
+        Number of iterations T, a whole number ≥ 1.
+    local_size : float or array_like of float
+        B_p, the number of records of each node, ≥ 1 (a number or one per node).
+    lam : float
+        λ, the weight of the regulariser, ≥ 0 and finite.
+    rho : float
+        ρ, the ADMM penalty, > 0 and finite.
+    n_neighbors : float or array_like of float
+        N_p, the number of neighbours of each node, ≥ 0 (a number or one per node).
+    loss_weight : float or array_like of float, default 1.0
+        C^R, the weight of the loss term, ≥ 0 (a number or one per node).
+    lipschitz : float, default 1.0
+        c, the bound on ``|ℒ'|‖x‖``, > 0 and finite.
+    form : {"text", "eq18"}, default "text"
+        Where (18) is centred: the text's (9) (κ = 1) or the printed (18) (κ = 2).
+    residual : float or array_like of float, default 0.0
+        r, a certified bound on the distance of the computed to the exact minimiser, ≥ 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``E_1 … E_T``, shape ``(T,)`` (or ``(T, N)`` for per-node arrays).
+
+    Notes
+    -----
     Appendix B compares the minimisers of (18) for D and D′ *with the same* ``f_p(t)``. But
     ``f_p(t)`` is never released: an observer of the broadcasts sees the same transcript under D
     and D′ while the two runs' hidden ``f_p(t)`` differ. Both hidden states are functions of the
@@ -178,8 +314,6 @@ def zhang2017_pvp_hidden_sensitivity(iterations: int, *, local_size, lam: float,
     computed to the exact minimiser (``residual``). The fixed point ``2C^Rc/(B_p(λ + (2−κ)ρN_p))``
     (plus the residual terms) is at most the paper's ``2C^Rc/(λB_p)``: the paper's noise is safe
     despite the hidden state, and much larger than needed when ``ρN_p ≫ λ``.
-
-    Returns ``E_1 … E_T``, shape ``(T,)`` (or ``(T, N)`` for per-node arrays).
     """
     T = check.count("iterations", iterations)
     check.choice("form", form, ("text", "eq18"))
@@ -204,6 +338,24 @@ def zhang2017_pvp_hidden_sensitivity(iterations: int, *, local_size, lam: float,
 def zhang2017_alpha_for_budget(epsilon: float, delta: float, iterations: int, *, schedule=None) -> np.ndarray:
     """Per-iteration privacy α_p(t), t = 1 … T, whose T pure-DP iterations spend exactly (ε, δ) end to end.
 
+    Parameters
+    ----------
+    epsilon : float
+        End-to-end ε, > 0 (``math.inf``: α = ∞, no noise).
+    delta : float
+        Target δ, in (0, 1).
+    iterations : int
+        Number of iterations T, a whole number ≥ 1.
+    schedule : array_like of float, optional
+        The shape of α_p(t), T positive finite numbers; ``None``: constant.
+
+    Returns
+    -------
+    numpy.ndarray
+        α_p(t), shape ``(T,)``.
+
+    Notes
+    -----
     Zhang & Zhu state privacy per iteration ("dynamic" α_p(t)-DP, Definition 1); the book's ε is
     the end-to-end budget. ``schedule`` (default constant) is the shape of α_p(t); it is scaled so
     that the unified accountant (:func:`ledger_epsilon` of T pure α_p(t)-DP releases, each
@@ -231,6 +383,16 @@ def zhang2017_total_epsilon(alpha) -> float:
     Zhang & Zhu state only the per-iteration ("dynamic") guarantee α_p(t) (Theorems 1–2);
     composed over the iterations by basic composition, node p's data is
     ``Σ_t α_p(t)``-DP. ``alpha`` of shape ``(T,)`` or ``(T, N)``.
+
+    Parameters
+    ----------
+    alpha : array_like of float
+        The schedule α_p(t), shape ``(T,)`` or ``(T, N)``, non-empty, each in (0, ∞).
+
+    Returns
+    -------
+    float
+        The worst node's ``Σ_t α_p(t)``.
     """
     a = check.real_array("alpha", alpha)
     if a.size == 0 or np.any(~np.isfinite(a)) or np.any(a <= 0):
