@@ -49,7 +49,8 @@ NOT_SETTINGS = {(module, "GLUED") for module in ("dpadmm_book._outputs", "dpadmm
 #: The packages whose state is tracked: the library and the book's instruments (a sweep's task can call both).
 _OURS = ("dpadmm_lite", "dpadmm_book")
 #: Modules whose private data is the sweep cache's own bookkeeping (keys used, file snapshots).
-_BOOKKEEPING = frozenset({"dpadmm_book.sweep", "dpadmm_book._state"})
+_BOOKKEEPING = frozenset({"dpadmm_book.sweep", "dpadmm_book.sweep._hashing", "dpadmm_book.sweep._files",
+                          "dpadmm_book._state"})
 #: module name → {qualified name → (value, fingerprint)} as the module's import left it.
 _SNAPSHOTS: dict[str, dict[str, tuple[object, tuple]]] = {}
 _MISSING = object()

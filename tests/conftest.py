@@ -126,6 +126,6 @@ def cache(tmp_path, monkeypatch):
     from dpadmm_book import sweep
 
     monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(sweep, "_USED", {})
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})
+    monkeypatch.setattr(sweep._files, "_USED", {})
+    monkeypatch.setattr(sweep._hashing, "_LIBRARY_SNAPSHOT", {})
     return tmp_path / "cache"

@@ -268,9 +268,9 @@ def test_an_unwritable_cache_folder_warns_naming_it_and_returns_the_results(tmp_
         def refuse(*args, **kwargs):
             raise PermissionError(13, "Permission denied", str(folder))
 
-        monkeypatch.setattr(sweep.tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(sweep._files.tempfile, "mkstemp", refuse)
     monkeypatch.setenv("DPADMM_CACHE", str(folder))
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})  # as in the cache fixture
+    monkeypatch.setattr(sweep._hashing, "_LIBRARY_SNAPSHOT", {})  # as in the cache fixture
 
     def task(epsilon, seed):
         _note(log, epsilon)
@@ -297,7 +297,7 @@ def test_prune_on_write_removes_older_keys_of_the_same_sweep_only(cache, monkeyp
     sweep.grid(task, {"epsilon": [0.5]}, name="pruned other", progress=False)
     (cache / "notes.parquet").write_bytes(b"mine")
     assert len(_files(cache)) == 4
-    monkeypatch.setattr(sweep, "_USED", {})  # the next build
+    monkeypatch.setattr(sweep._files, "_USED", {})  # the next build
     sweep.grid(task, {"epsilon": [0.7]}, name="pruned", progress=False)
     names = sorted(p.name for p in _files(cache))
     assert len(names) == 3 and "notes.parquet" in names
@@ -535,12 +535,12 @@ def test_the_library_version_is_in_the_key(cache, tmp_path, monkeypatch):
     book_root = tmp_path / "book"  # the book's package counts as the library does
     book_root.mkdir()
     (book_root / "__init__.py").write_text("y = 1\n")
-    monkeypatch.setattr(sweep, "_LIBRARY_ROOTS", (root, book_root))
+    monkeypatch.setattr(sweep._hashing, "_LIBRARY_ROOTS", (root, book_root))
     log = str(tmp_path / "calls")
     task = _make_closure(1.0, log)
 
     def run_in_a_new_process():  # the library's files are read once per process
-        monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})
+        monkeypatch.setattr(sweep._hashing, "_LIBRARY_SNAPSHOT", {})
         return sweep.grid(task, {"epsilon": [0.5]}, name="lib", progress=False)
 
     run_in_a_new_process()
@@ -582,8 +582,8 @@ def test_a_library_edited_after_import_is_not_cached_under_the_new_code(cache, t
     root = tmp_path / "library"
     root.mkdir()
     (root / "algorithm.py").write_text("STEP = 1\n")
-    monkeypatch.setattr(sweep, "_LIBRARY_ROOTS", (root,))
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {(root,): sweep._library_files((root,))})  # "imported"
+    monkeypatch.setattr(sweep._hashing, "_LIBRARY_ROOTS", (root,))
+    monkeypatch.setattr(sweep._hashing, "_LIBRARY_SNAPSHOT", {(root,): sweep._hashing._library_files((root,))})  # "imported"
     log = str(tmp_path / "calls")
     task = _make_closure(1.0, log)
     key = sweep.cache_key(task, {"epsilon": [0.5]}, name="edited")
@@ -592,7 +592,7 @@ def test_a_library_edited_after_import_is_not_cached_under_the_new_code(cache, t
     with pytest.warns(sweep.CacheWarning, match="changed on disk"):
         frame = sweep.grid(task, {"epsilon": [0.5]}, name="edited", progress=False)
     assert frame["v"].tolist() == [0.5] and not _files(cache)
-    monkeypatch.setattr(sweep, "_LIBRARY_SNAPSHOT", {})  # a new process imports the edited library
+    monkeypatch.setattr(sweep._hashing, "_LIBRARY_SNAPSHOT", {})  # a new process imports the edited library
     with warnings.catch_warnings():
         warnings.simplefilter("error", sweep.CacheWarning)
         sweep.grid(task, {"epsilon": [0.5]}, name="edited", progress=False)
@@ -629,7 +629,7 @@ from dpadmm_book import sweep
 chapter = test_sweep._chapter(__import__("pathlib").Path({folder!r}), name="chapter")
 chapter.LOG = None
 task = chapter.task
-print(sweep._library_fingerprint().hex())
+print(sweep._hashing._library_fingerprint().hex())
 print(sweep.cache_key(task, {{"epsilon": [0.5, 1.0], "label": ["a"]}}, seeds=(0, 1), name="chapter-like"))
 """
 

@@ -36,7 +36,7 @@ def _calls() -> int:
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("DPADMM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(sys.modules[__name__], "CALLS_LOG", tmp_path / "calls.log")
-    monkeypatch.setattr(book.sweep, "_LIBRARY_SNAPSHOT", {})  # the library as of this test (a shared tree changes)
+    monkeypatch.setattr(book.sweep._hashing, "_LIBRARY_SNAPSHOT", {})  # the library as of this test (a shared tree changes)
     return tmp_path / "cache"
 
 

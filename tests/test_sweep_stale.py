@@ -237,7 +237,7 @@ def test_a_library_state_changes_nothing_when_untouched(cache):
     dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=3, seed=0, clip=1.0)
     sweep.grid(_seeded, {"epsilon": [0.5]}, name="untouched", progress=False)
     assert _state.changes() == []
-    assert _state.outside_changes(["numpy", "pandas", "pyarrow", "joblib"], sweep._user_defined) == []
+    assert _state.outside_changes(["numpy", "pandas", "pyarrow", "joblib"], sweep._hashing._user_defined) == []
 
 
 def test_a_library_private_constant_rebound_changes_the_key(cache, tmp_path, monkeypatch):
