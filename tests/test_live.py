@@ -362,6 +362,7 @@ def test_the_library_wheel_is_reproducible_and_in_the_sites_lock(site_dir):
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         names = set(z.namelist())
     assert "dpadmm_book/live/__init__.py" in names and f"dpadmm_lite-{version}.dist-info/RECORD" in names
+    assert "dpadmm_book/live/arena_chosen.json" in names  # the arena panel's chosen settings (data)
     # every data file of the library (the panels load Adult, the feature graphs and Zhang & Zhu's reference
     # curves), with the file that states their source and licence (CC BY 4.0)
     data = {f"dpadmm_lite/{f.relative_to(ROOT / 'dpadmm_lite').as_posix()}" for f in (ROOT / "dpadmm_lite/data").iterdir()

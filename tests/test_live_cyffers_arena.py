@@ -149,6 +149,23 @@ def fast_chosen():
     return arena.select(tuning, epsilons=epsilons), epsilons
 
 
+def test_the_chosen_settings_are_data_the_writer_reproduces(tmp_path, monkeypatch):
+    """ARENA_CHOSEN is a JSON file beside the module (data, never code), in the format write_arena_chosen writes;
+    the writer replaces one edition's entry, in the file and in the process."""
+    shipped = (Path(live_arena.__file__).parent / live_arena.ARENA_CHOSEN_FILE).read_text()
+    assert json.loads(shipped) == live_arena.ARENA_CHOSEN
+    monkeypatch.setattr(live_arena.resources, "files", lambda package: tmp_path)
+    monkeypatch.setattr(live_arena, "ARENA_CHOSEN", json.loads(shipped))
+    live_arena.write_arena_chosen("fast", live_arena.ARENA_CHOSEN["fast"])
+    assert (tmp_path / live_arena.ARENA_CHOSEN_FILE).read_text() == shipped, "the file is what the writer writes"
+    changed = {"epsilons": [1.0], "settings": {"adult": {"dp_admm": [{"rho": 2.0}]}}}
+    live_arena.write_arena_chosen("full", changed)
+    written = json.loads((tmp_path / live_arena.ARENA_CHOSEN_FILE).read_text())
+    assert written["full"] == changed == live_arena.ARENA_CHOSEN["full"] and written["fast"] == json.loads(shipped)["fast"]
+    with pytest.raises(ValueError, match="edition"):
+        live_arena.write_arena_chosen("draft", changed)
+
+
 def test_the_arena_panel_holds_the_settings_the_chapters_tuning_chose(fast_chosen):
     """What the browser runs is what the fast edition's tuning (validation split) chooses, and the
     nearest-ε rule is :func:`arena.config_for`'s; the chapter asserts the same for its edition."""

@@ -7,14 +7,22 @@ import inspect
 import json
 import math
 from functools import lru_cache
+from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from dpadmm_lite import accounting
 from .. import arena
 from dpadmm_lite.labels import readable
 from dpadmm_lite.privacy import PrivacyEvent
-from ._arena_chosen import ARENA_CHOSEN
 from ._common import budget, epsilon_control, integer, one_of
+
+#: The file that holds :data:`ARENA_CHOSEN`, beside this module (data, shipped in the wheels).
+ARENA_CHOSEN_FILE = "arena_chosen.json"
+#: The settings the arena chapter's tuning chose, per edition of the book ("fast": CI, "full": the published
+#: site), as :func:`arena_settings` writes them: the site's live panel cannot tune, so it runs these, and
+#: book/arena.ipynb asserts that its tuning (validation split) chose exactly them. Regenerate the file with
+#: :func:`write_arena_chosen` from the chapter when the algorithms or the tuning change.
+ARENA_CHOSEN: dict[str, Any] = json.loads(resources.files(__package__).joinpath(ARENA_CHOSEN_FILE).read_text())
 
 #: The size of the site's live runs: :data:`dpadmm_book.arena.SIZES` ``["live"]`` (Adult: 500 training and
 #: 500 validation rows; the Lasso as in the arena) and T = 10 iterations (a grid a tuning chose keeps its T).
@@ -29,8 +37,25 @@ ARENA_TUNING = {
     "full": {"tune_at": (0.05, 0.7071067811865475, 10.0), "budget": 4, "seeds": 1, "size": "full", "iterations": 100},
 }
 
-__all__ = ["ARENA_CHOSEN", "ARENA_LIVE_ITERATIONS", "ARENA_LIVE_SIZE", "ARENA_TUNING", "arena_field", "arena_settings",
+__all__ = ["ARENA_CHOSEN", "ARENA_CHOSEN_FILE", "write_arena_chosen", "ARENA_LIVE_ITERATIONS", "ARENA_LIVE_SIZE", "ARENA_TUNING", "arena_field", "arena_settings",
            "arena_share", "candidate_ledgers", "PANELS"]
+
+
+def write_arena_chosen(edition: str, settings: Mapping[str, Any]) -> None:
+    """Store ``settings`` (what :func:`arena_settings` returns) as ``edition``'s entry of :data:`ARENA_CHOSEN`,
+    in the file beside this module and in this process.
+
+    Parameters
+    ----------
+    edition : str
+        ``"fast"`` or ``"full"``: which edition's tuning chose the settings.
+    settings : mapping
+        ``{"epsilons": [...], "settings": {task: {algorithm: [config at each ε, …]}}}``.
+    """
+    one_of("edition", edition, tuple(ARENA_TUNING))
+    ARENA_CHOSEN[edition] = json.loads(json.dumps(settings))
+    path = resources.files(__package__).joinpath(ARENA_CHOSEN_FILE)
+    path.write_text(json.dumps(ARENA_CHOSEN, indent=1, sort_keys=True) + "\n")
 
 
 def arena_settings(chosen, epsilons: Sequence[float]) -> dict[str, Any]:

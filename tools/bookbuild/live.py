@@ -58,6 +58,8 @@ UNUSED = {"scipy": ("misc", "io", "signal", "cluster", "odr", "datasets")}
 #: file that states their source and licence (CC BY 4.0): every file of ``dpadmm_lite/data``.
 DATA = ("data/adult.npz", "data/feature_graphs.npz", "data/reference_optima.npz", "data/zhang2017_reference.npz",
         "data/README.md")
+#: Data files of the book's package the live panels read: the settings the arena's tuning chose.
+BOOK_DATA = ("dpadmm_book/live/arena_chosen.json",)
 CACHE = BUILD / "live-cache"
 WHEEL_NAME = "dpadmm-lite"
 #: The import packages in that wheel: the library and the book's instruments (the live panels are ``dpadmm_book.live``).
@@ -183,7 +185,7 @@ def library_wheel(root: Path = ROOT, *, local: str = "", extra: dict[str, bytes]
         version = f"{version}+{local}"
     dist = f"dpadmm_lite-{version}.dist-info"
     sources = sorted([*(p for package in PACKAGES for p in (root / package).rglob("*.py") if "__pycache__" not in p.parts),
-                      *(root / "dpadmm_lite" / name for name in DATA)])
+                      *(root / "dpadmm_lite" / name for name in DATA), *(root / name for name in BOOK_DATA)])
     entries = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in sources]
     entries += sorted((extra or {}).items())
     entries.append((f"{dist}/METADATA", (f"Metadata-Version: 2.1\nName: dpadmm-lite\nVersion: {version}\n"
