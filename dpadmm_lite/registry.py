@@ -3,12 +3,13 @@
 Algorithms register themselves with :func:`register`; chapters, widgets and sweeps only ever
 call :func:`run`, so a new algorithm appears in every panel once it is registered.
 
-:func:`register` also wraps the function (users call it directly too) so that the arguments
-every algorithm shares are checked before it starts: ``problem`` a
-:class:`~dpadmm_lite.problems.Problem` (TypeError), ε ∈ (0, ∞], δ ∈ (0, 1), ρ > 0, ``seed`` a
-whole number ≥ 0, ν ≥ 0 where accepted, and ``iterations`` a whole number ≥ 1 whose trace fits
-in memory (:func:`max_iterations`): a run that would not fit is refused before anything is
-allocated, with a ValueError naming ``iterations`` and its maximum.
+:func:`register` also wraps the function (users call it directly too) so that every argument is
+checked against its declared range before it starts: the algorithm's own declarations
+(``register(..., constraints=...)``, :mod:`dpadmm_lite._constraints`) and those of the parameters
+every algorithm shares (:data:`SHARED_CONSTRAINTS`: ε, δ, ρ, the seed, ν, ``iterations`` …).
+``problem`` must be a :class:`~dpadmm_lite.problems.Problem` (TypeError), and ``iterations`` a
+whole number whose trace fits in memory (:func:`max_iterations`): a run that would not fit is
+refused before anything is allocated, with a ValueError naming ``iterations`` and its maximum.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import inspect
 import math
 import secrets
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from numbers import Integral, Real
 from typing import TYPE_CHECKING, Callable
 
+from . import _constraints
 from . import _validate as check
+from ._constraints import SCALE, SCALE_NOTE, Interval, Options
 from . import labels as _labels
 from .privacy import SECRET_SEED
 from .problems import counting, work_summary
@@ -56,6 +60,9 @@ class AlgorithmInfo:
         Hyper-parameter name to the tuple of candidate values; ``None``: nothing to tune.
     label : str, default ""
         The book's name for it, e.g. "DP-AccADMM", "PVP (star)": what a reader sees.
+    constraints : dict, default {}
+        The ranges of its own options (:mod:`dpadmm_lite._constraints`); the shared parameters'
+        are :data:`SHARED_CONSTRAINTS` (:func:`parameter_constraints` merges the two).
     """
 
     name: str
@@ -67,6 +74,7 @@ class AlgorithmInfo:
     tasks: tuple[str, ...] = ("logistic-l2",)
     tuning: dict | None = None
     label: str = ""  # the book's name for it, e.g. "DP-AccADMM", "PVP (star)": what a reader sees
+    constraints: dict = field(default_factory=dict)  # option name -> declared range (dpadmm_lite._constraints)
 
 #: The problem kinds an algorithm can declare it solves (``register(..., tasks=...)``):
 #: ℓ2- or ℓ1-regularised logistic regression, the Lasso, the graph-guided fused lasso.
@@ -112,9 +120,41 @@ LABELS = {
 
 _REGISTRY: dict[str, AlgorithmInfo] = {}
 
+#: The ranges of the parameters every algorithm shares, wherever an algorithm takes them (an
+#: algorithm's own declaration of the same name replaces it). Problem sizes bound some of them
+#: (``"n_samples"``: the problem's n); ``iterations`` and ``inner`` must also fit in memory.
+SHARED_CONSTRAINTS: dict = {
+    "epsilon": [Interval(Real, 0, check.MAX_EPSILON, closed="right"),
+                Options([math.inf], note=f"no noise; beyond {check.MAX_EPSILON:g} the noise is negligible")],
+    "delta": Interval(Real, check.MIN_DELTA, 1, closed="left", note="below it the noise calibration leaves "
+                      "floating point"),
+    "rho": SCALE,
+    "iterations": Interval(Integral, 1, None),
+    "seed": [None, Interval(Integral, 0, None)],  # dl.run: None is fresh entropy; an algorithm needs a number
+    "nu": [Options([0]), Interval(Real, *check.SCALE_RANGE, note=SCALE_NOTE, meaning="the smoothing strength ν")],
+    "sampling_rate": Interval(Real, check.MIN_SAMPLING_RATE, 1, note="below it the participation schedule's "
+                              "geometric draws overflow"),
+    "n_agents": [Interval(Integral, 1, "n_samples", note="every agent holds at least one record"), None],
+    "inner": [Interval(Integral, 1, None), None],
+    "inner_tol": Interval(Real, 0, 1, closed="right", note="the gradient norm at which a local solve stops; above "
+                          "1 it stops at once and its certified distance leaves floating point"),
+    "record_every": Interval(Integral, 1, None),
+}
+
+#: The parameters no range can describe, and who checks them: a registered algorithm's signature
+#: holds no other parameter without a declaration (tests/test_bad_input.py checks it).
+NOT_RANGES = {
+    "problem": "a Problem instance (a type: the registry's TypeError)",
+    "topology": "a topology name or a Topology instance whose agents must match (the algorithm)",
+    "sizes": "a sizes rule name or one size per agent summing to n (dpadmm_lite.datasets.split)",
+    "owner": "an array with one agent index per record (dpadmm_lite.problems.make_agents)",
+    "alpha_schedule": "an array of one positive value per iteration (the algorithm)",
+}
+
 
 def register(name: str, *, paper: str, private: bool, setting: str, description: str,
-             tasks: tuple[str, ...] = ("logistic-l2",), tuning: dict | None = None, label: str | None = None):
+             tasks: tuple[str, ...] = ("logistic-l2",), tuning: dict | None = None, label: str | None = None,
+             constraints: dict | None = None):
     """Decorator: add an algorithm function to the registry under ``name``.
 
     Parameters
@@ -135,6 +175,10 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
         Hyper-parameter name to its candidate values; ``None``: nothing to tune.
     label : str, optional
         The book's name for the algorithm; ``None``: its entry in :data:`LABELS`.
+    constraints : dict, optional
+        Option name to its declared range (:mod:`dpadmm_lite._constraints`: an ``Interval``, ``Options``,
+        ``Boolean``, or a list of them with ``None`` for "None allowed"); replaces the shared
+        declaration (:data:`SHARED_CONSTRAINTS`) of the same name.
 
     Returns
     -------
@@ -146,6 +190,8 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
     The function must accept ``(problem, *, epsilon, delta, rho, iterations, seed, **options)``
     and return a :class:`~dpadmm_lite.trace.Trace`. The decorator returns it wrapped in the
     shared argument checks (:func:`check_arguments`); ``__wrapped__`` is the function itself.
+    Every argument is checked against ``constraints`` and :data:`SHARED_CONSTRAINTS`; a declaration
+    of a parameter the signature does not have is refused (ValueError).
 
     ``tasks`` are the problem kinds of :data:`TASKS` it solves. ``tuning`` maps each
     hyper-parameter (``"rho"`` or an option name) to the candidate values a fair comparison
@@ -166,10 +212,14 @@ def register(name: str, *, paper: str, private: bool, setting: str, description:
         registered = _REGISTRY[name].function if name in _REGISTRY else None
         if registered is not None and getattr(registered, "_unchecked", registered) is not function:
             raise ValueError(f"algorithm {name!r} is registered twice")
-        checked = _with_checks(function, setting)
+        own = dict(constraints or {})
+        unknown = sorted(set(own) - set(inspect.signature(function).parameters))
+        if unknown:
+            raise ValueError(f"constraints of algorithm {name!r} must name its parameters, got {unknown}")
+        checked = _with_checks(function, setting, own)
         _REGISTRY[name] = AlgorithmInfo(name, checked, paper, private, setting, description, tasks,
                                         None if tuning is None else {k: tuple(v) for k, v in tuning.items()},
-                                        label)
+                                        label, own)
         _labels.ALGORITHMS[name] = label  # what dpadmm_lite.labels.readable shows for it
         return checked
 
@@ -207,7 +257,26 @@ def label(name: str) -> str:
     return info(name).label
 
 
-def _with_checks(function, setting: str):
+def parameter_constraints(name: str) -> dict:
+    """The declared range of each parameter of algorithm ``name``: its own, else the shared one.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+
+    Returns
+    -------
+    dict
+        Parameter name to its declaration, for the parameters of its signature that have one (the
+        others are in :data:`NOT_RANGES`).
+    """
+    algorithm = info(name)
+    declared = {**SHARED_CONSTRAINTS, **algorithm.constraints}
+    return {p: declared[p] for p in inspect.signature(algorithm.function).parameters if p in declared}
+
+
+def _with_checks(function, setting: str, constraints: dict):
     """``function`` behind :func:`check_arguments` (same name, docstring and signature).
 
     A keyword the signature does not take is refused (TypeError, as Python refuses it) with a message that names
@@ -230,7 +299,7 @@ def _with_checks(function, setting: str):
         for p in signature.parameters.values():  # **options: checked alongside the named arguments
             if p.kind is inspect.Parameter.VAR_KEYWORD:
                 arguments.update(arguments.pop(p.name))
-        arguments.update(check_arguments(setting, arguments))
+        arguments.update(check_arguments(setting, arguments, constraints))
         positional = [arguments.pop(p.name) for p in signature.parameters.values()
                       if p.kind is inspect.Parameter.POSITIONAL_ONLY]
         trace = function(*positional, **arguments)
@@ -359,8 +428,24 @@ def max_iterations(setting: str, problem, options: dict) -> int:
     return max(1, int(check.MEMORY_BUDGET // trace_bytes_per_iteration(setting, problem, options)))
 
 
-def check_arguments(setting: str, arguments: dict) -> dict:
-    """Check the arguments every algorithm shares; return them converted (e.g. ``iterations=3.0`` → 3).
+def problem_sizes(problem) -> dict:
+    """The sizes of ``problem`` that a declared range may name as an end: ``n`` and ``n_samples``, its records.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem a run solves.
+
+    Returns
+    -------
+    dict
+        Size name to value, for :func:`dpadmm_lite._constraints.check`.
+    """
+    return {"n": problem.n, "n_samples": problem.n}
+
+
+def check_arguments(setting: str, arguments: dict, constraints: dict | None = None) -> dict:
+    """Check every declared argument against its range; return them converted (``iterations=3.0`` → 3).
 
     Parameters
     ----------
@@ -368,96 +453,52 @@ def check_arguments(setting: str, arguments: dict) -> dict:
         The algorithm's setting (:attr:`AlgorithmInfo.setting`); a graph keeps per-edge records.
     arguments : dict
         Argument name to value, as a run receives them.
+    constraints : dict, optional
+        The algorithm's own declarations (:attr:`AlgorithmInfo.constraints`); they replace the
+        shared ones (:data:`SHARED_CONSTRAINTS`) of the same name.
 
     Returns
     -------
     dict
-        The checked arguments, converted (only those ``arguments`` holds and this function checks).
+        The checked arguments, converted (only those ``arguments`` holds and a declaration covers).
 
     Notes
     -----
-    ``problem`` must be a :class:`~dpadmm_lite.problems.Problem` (TypeError), ``epsilon`` in
-    (0, 1e4] or ∞, ``delta`` in [1e-100, 1), ``rho`` in [1e-12, 1e12], ``seed`` a whole number
-    ≥ 0, ``nu`` 0 or in [1e-12, 1e12], and ``iterations`` a whole number in [1,
-    :func:`max_iterations`]. A number given for an option of :data:`SCALE_OPTIONS` must lie in
-    [1e-12, 1e12] too, a ``sampling_rate`` in [1e-9, 1], ``n_agents`` in [1, n], and ``inner``
-    steps must fit in memory; the bounds keep every run inside floating point (see
-    :data:`dpadmm_lite._validate.SCALE_RANGE`). Arguments absent from ``arguments`` are not
-    checked; algorithm-specific ranges are left to the algorithm.
+    ``problem`` must be a :class:`~dpadmm_lite.problems.Problem` (TypeError). Each other argument
+    with a declaration must lie in its range (a ValueError naming the parameter, the range and the
+    value: ``relaxation must be in (0, 1] (the paper's λ), got 2.0``); ranges bounded by the
+    problem's size (``n_agents`` ≤ n) are read from ``problem``. ``iterations`` (and the ``inner``
+    steps of an epoch) must fit in memory (:func:`max_iterations`). Arguments absent from
+    ``arguments`` are not checked; what no declaration covers (arrays, topologies, bounds that
+    depend on the data such as η ≤ 1/L) is left to the algorithm.
     """
     from .problems import Problem
 
-    out = {}
-    if "problem" in arguments:
-        problem = arguments["problem"]
-        if not isinstance(problem, Problem):
-            raise TypeError(f"problem must be a dpadmm_lite.problems.Problem (from problems.logistic, lasso or "
-                            f"graph_guided_fused_lasso), got {type(problem).__name__}")
-    if "epsilon" in arguments:
-        out["epsilon"] = check.epsilon(arguments["epsilon"])
-    if "delta" in arguments:
-        out["delta"] = check.delta(arguments["delta"])
-    if "rho" in arguments:
-        out["rho"] = check.scale("rho", arguments["rho"])
-    if "seed" in arguments:
-        out["seed"] = None if arguments["seed"] is None else check.count("seed", arguments["seed"], minimum=0)
-    if "nu" in arguments:
-        try:
-            out["nu"] = check.scale("nu", arguments["nu"], allow_zero=True)
-        except ValueError as err:
-            raise ValueError(str(err).replace("nu must", "nu (the smoothing strength ν) must", 1)) from None
-    for name in SCALE_OPTIONS:  # a number where a scale setting goes; None, strings, arrays: the algorithm's
-        if name in arguments and _is_number(arguments[name]):
-            out[name] = check.scale(name, arguments[name])
-    if "inner_tol" in arguments and _is_number(arguments["inner_tol"]):
-        out["inner_tol"] = check.positive("inner_tol", arguments["inner_tol"])
-        if out["inner_tol"] > 1:
-            raise ValueError(f"inner_tol must be in (0, 1] (the gradient norm at which a local solve stops; above 1 "
-                             f"it stops at once and its certified distance leaves floating point), got "
-                             f"{arguments['inner_tol']!r}")
-    if "sampling_rate" in arguments and _is_number(arguments["sampling_rate"]):
-        out["sampling_rate"] = check.sampling_rate(arguments["sampling_rate"])
     problem = arguments.get("problem")
-    if isinstance(problem, Problem):
-        if _is_number(arguments.get("n_agents")):  # before the memory estimate, which multiplies by it
-            agents = check.count("n_agents", arguments["n_agents"])
-            if agents > problem.n:
-                raise ValueError(f"n_agents must be a whole number in [1, n_samples = {problem.n}] (every agent "
-                                 f"holds at least one record), got {check._short(arguments['n_agents'])}")
-        if _is_number(arguments.get("inner")):  # inner steps of an epoch: one epoch must fit in memory
-            inner = check.count("inner", arguments["inner"])
-            per_step = 8 * 2 * (problem.d + (problem.A.shape[0] if problem.regularizer == "fused"
-                                            and problem.A is not None else problem.d)) * _COPIES
-            check.fits_in_memory("inner", arguments["inner"], inner * per_step,
-                                 what=f"one epoch of {check._short(inner)} inner steps",
-                                 limit=max(1, int(check.MEMORY_BUDGET // per_step)))
-    if "iterations" in arguments:
-        iterations = check.count("iterations", arguments["iterations"])
-        if "problem" in arguments:
-            options = {k: v for k, v in arguments.items() if k in ("n_agents", "topology", "inner", "batch_size")}
-            per_iteration = trace_bytes_per_iteration(setting, arguments["problem"], options)
-            limit = max(1, int(check.MEMORY_BUDGET // per_iteration))
-            if iterations > limit:
-                check.fits_in_memory("iterations", arguments["iterations"], iterations * per_iteration,
-                                     what=f"the trace of {check._short(iterations)} iterations", limit=limit)
-        out["iterations"] = iterations
+    if "problem" in arguments and not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpadmm_lite.problems.Problem (from problems.logistic, lasso or "
+                        f"graph_guided_fused_lasso), got {type(problem).__name__}")
+    sizes = problem_sizes(problem) if isinstance(problem, Problem) else None
+    declared = {**SHARED_CONSTRAINTS, **(constraints or {})}
+    out = {name: _constraints.check(name, value, declared[name], sizes)
+           for name, value in arguments.items() if name in declared}
+    if isinstance(problem, Problem) and out.get("inner") is not None:  # one epoch of inner steps must fit
+        inner = out["inner"]
+        per_step = 8 * 2 * (problem.d + (problem.A.shape[0] if problem.regularizer == "fused"
+                                        and problem.A is not None else problem.d)) * _COPIES
+        check.fits_in_memory("inner", arguments["inner"], inner * per_step,
+                             what=f"one epoch of {check._short(inner)} inner steps",
+                             limit=max(1, int(check.MEMORY_BUDGET // per_step)))
+    if "iterations" in out and isinstance(problem, Problem):
+        iterations = out["iterations"]
+        options = {k: out.get(k, v) for k, v in arguments.items() if k in ("n_agents", "topology", "inner",
+                                                                           "batch_size")}
+        per_iteration = trace_bytes_per_iteration(setting, problem, options)
+        limit = max(1, int(check.MEMORY_BUDGET // per_iteration))
+        if iterations > limit:
+            check.fits_in_memory("iterations", arguments["iterations"], iterations * per_iteration,
+                                 what=f"the trace of {check._short(iterations)} iterations", limit=limit)
     return out
-
-
-#: Options that are positive scale settings wherever an algorithm takes them (a clipping bound, a
-#: step size, a learning rate, a relaxation, a noise level): a number given for one must lie in
-#: :data:`dpadmm_lite._validate.SCALE_RANGE` (the algorithm then checks its own, narrower range).
-SCALE_OPTIONS = ("clip", "step", "eta", "gamma", "learning_rate", "c_w", "c2", "snapshot_noise", "relaxation")
-
-
-def _is_number(value) -> bool:
-    """A lone number (Fraction and Decimal too), not a flag, a string, None or an array."""
-    from decimal import Decimal
-    from numbers import Real
-
-    import numpy as np
-
-    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (Real, np.floating, np.integer, Decimal))
 
 
 class AlgorithmNames(tuple):
@@ -559,9 +600,9 @@ def run(
 
     Notes
     -----
-    ``epsilon=math.inf`` runs without noise. The common arguments are checked here
-    (:func:`check_arguments`), with errors that name the parameter; algorithm-specific
-    ``options`` are checked by the algorithm. ``Trace.wall_time``, ``Trace.work`` (the counted data
+    ``epsilon=math.inf`` runs without noise. Every argument with a declared range is checked here
+    (:func:`check_arguments`), with errors that name the parameter; what no declaration covers is
+    checked by the algorithm. ``Trace.wall_time``, ``Trace.work`` (the counted data
     passes, factorizations and solves: :func:`dpadmm_lite.problems.counting`) and ``Trace.params``
     are filled in.
 
@@ -573,7 +614,8 @@ def run(
     """
     algorithm = info(name)
     common = check_arguments(algorithm.setting, dict(problem=problem, epsilon=epsilon, delta=delta, rho=rho,
-                                                     iterations=iterations, seed=seed, **options))
+                                                     iterations=iterations, seed=seed, **options),
+                             algorithm.constraints)
     epsilon, delta, rho, iterations, seed = (common[k] for k in ("epsilon", "delta", "rho", "iterations", "seed"))
     fresh = seed is None and math.isfinite(epsilon)
     if seed is None:

@@ -15,6 +15,13 @@ or return a finite model — no hang, no other exception, no NaN or ∞. The acc
 (possibly ε = ∞, never an exception) for finite releases at the edge: a noise multiplier of 1e-600,
 a sampling rate of 5e-324, 10³⁰ releases, ``Fraction`` sensitivities.
 
+The declared ranges (``register(..., constraints=...)`` and ``registry.SHARED_CONSTRAINTS``, see
+:mod:`dpadmm_lite._constraints`) drive a test of their own: for every registered algorithm and every
+declared parameter, each value the declaration refuses (just outside each finite end, NaN, ±∞, wrong
+types, ``None`` unless allowed) gets a ValueError/TypeError naming the parameter, and each boundary
+value it accepts runs to a finite model. Every parameter of every signature has a declaration, or
+an entry in ``registry.NOT_RANGES`` saying why no range describes it.
+
 Valid extremes are tested too: the ε and ρ sliders' ends (ε = 0.01, ρ = 1e-3) on every
 algorithm's small case (tests/algorithm_cases.py) give a finite result, and the accountant's
 calibration at a tiny ε or a huge number of steps returns a sound finite noise or a named error.
@@ -46,7 +53,7 @@ from hypothesis import strategies as st
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting as acc
-from dpadmm_lite import datasets, mechanisms, problems, registry, smoothing, topology
+from dpadmm_lite import _constraints, datasets, mechanisms, problems, registry, smoothing, topology
 from dpadmm_book import widgets
 from dpadmm_lite.privacy import PrivacyEvent
 
@@ -602,24 +609,14 @@ def test_calibration_over_the_whole_valid_range_is_finite_and_sound_or_named(log
 # ============================================================================ the edge of floating point
 #: Finite numbers at the edge of floating point: subnormal, tiny, near overflow.
 EDGE_VALUES = (5e-324, 1e-310, 1e-300, 1e308, 1.7e308)
-#: The parameters of the registered algorithms that take a number (or None for a default number).
-NUMERIC = {"epsilon", "delta", "rho", "iterations", "seed", "nu", "n_agents", "batch_size", "clip", "sampling_rate",
-           "relaxation", "step", "eta", "gamma", "mu", "c_w", "learning_rate", "theta", "c2", "snapshot_noise",
-           "inner", "min_local_size", "inner_tol", "max_inner", "record_every", "graph_seed", "convexity"}
-#: The options of the Cyffers et al. runs (passed through ``**options``) that take a number.
-FIXED_POINT_OPTIONS = ("relaxation", "step", "gamma", "graph_seed", "clip", "sampling_rate")
 #: At most this many iterations per edge call (the small cases run 3 – 40): the checks come before any work.
 EDGE_ITERATIONS = 3
 
 
 def _numeric_parameters(name: str) -> list[str]:
-    info = registry.info(name)
-    signature = inspect.signature(info.function).parameters
-    names = [k for k in signature if k in NUMERIC]
-    names += [k for k in case(name).options if k in NUMERIC and k not in names]
-    if "options" in signature:
-        names += [k for k in FIXED_POINT_OPTIONS if k not in names]
-    return names
+    """The parameters whose declared range holds numbers (an Interval, or numeric options such as ε = ∞)."""
+    return [k for k, spec in registry.parameter_constraints(name).items()
+            if any(isinstance(c, _constraints.Interval) for c in _constraints.members(spec)[0])]
 
 
 def _edge_valid(name: str) -> dict:
@@ -668,6 +665,81 @@ def test_the_edge_fuzzer_drives_every_numeric_parameter():
     for name in dl.algorithms():
         assert {"epsilon", "delta", "rho", "iterations", "seed"} <= set(_numeric_parameters(name)), name
     assert len(EDGE_PAIRS) >= 200
+
+
+# ============================================================================ the declared ranges
+DECLARED_PAIRS = [(name, parameter) for name in dl.algorithms() for parameter in registry.parameter_constraints(name)]
+
+
+def test_every_parameter_of_every_algorithm_has_a_declared_range():
+    """A new option is tested the day it is added: its range is declared (``register(..., constraints=...)``
+    or ``registry.SHARED_CONSTRAINTS``), or ``registry.NOT_RANGES`` says why no range describes it."""
+    undeclared, used = [], set()
+    for name in dl.algorithms():
+        declared = registry.parameter_constraints(name)
+        for parameter in inspect.signature(registry.info(name).function).parameters:
+            if parameter in registry.NOT_RANGES:
+                used.add(parameter)
+            elif parameter not in declared:
+                undeclared.append(f"{name}: {parameter}")
+    assert not undeclared, f"parameters without a declared range: {undeclared}"
+    assert used == set(registry.NOT_RANGES), f"NOT_RANGES names no parameter of any algorithm: {set(registry.NOT_RANGES) - used}"
+    assert len(registry.NOT_RANGES) <= 6 and len(DECLARED_PAIRS) >= 250
+
+
+def test_a_declaration_of_a_parameter_the_signature_lacks_is_refused():
+    with pytest.raises(ValueError, match=r"constraints of algorithm 'zz_typo' must name its parameters, got \['relaxatoin'\]"):
+        registry.register("zz_typo", paper="x", private=False, setting="centralized", description="a typo",
+                          label="zz typo",
+                          constraints={"relaxatoin": registry.SHARED_CONSTRAINTS["rho"]})(
+            lambda problem, *, relaxation=0.5: None)
+    assert "zz_typo" not in registry._REGISTRY
+
+
+@pytest.mark.parametrize("name, parameter", DECLARED_PAIRS, ids=[f"{n}-{p}" for n, p in DECLARED_PAIRS])
+def test_each_value_outside_a_declared_range_is_refused_by_name(name, parameter):
+    spec = registry.parameter_constraints(name)[parameter]
+    valid = _edge_valid(name)
+    sizes = registry.problem_sizes(valid["problem"])
+    values = _constraints.invalid(spec, sizes)
+    assert values, f"{name}: the declaration of {parameter} refuses nothing"
+    info = registry.info(name)
+    for direct in (False, True):
+        call = info.function if direct else (lambda name=name, **kw: dl.run(name, **kw))
+        target = Target(f"{name}{'' if direct else ' (run)'}", call, valid, {})
+        for value in values:
+            assert_refused(target, parameter, value)
+
+
+@pytest.mark.parametrize("name, parameter", DECLARED_PAIRS, ids=[f"{n}-{p}" for n, p in DECLARED_PAIRS])
+def test_each_boundary_value_of_a_declared_range_runs(name, parameter):
+    """The ends of the range (just inside an open end), every option, and None where declared: each passes
+    the declared check and runs to a finite model, or meets a bound the data or another option sets (η ≤ 1/L,
+    γ ≥ γ_min, a finite ε on a non-private run, zeta_rule with calibration) — a ValueError naming a parameter
+    of the run. At least one value of each declaration runs."""
+    spec = registry.parameter_constraints(name)[parameter]
+    valid = _edge_valid(name)
+    sizes = registry.problem_sizes(valid["problem"])
+    parameters = set(inspect.signature(registry.info(name).function).parameters)
+    failures, ran = [], 0
+    for value in _constraints.boundary(spec, sizes):
+        _constraints.check(parameter, value, spec, sizes)  # the declaration accepts its own boundary
+        STATS["calls"] += 1
+        try:
+            with time_limit(CALL_SECONDS), np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                trace = dl.run(name, **{**valid, parameter: value})
+        except ValueError as err:
+            if not any(_names(str(err), p) for p in parameters):
+                failures.append(f"{parameter}={value!r}: refused without naming a parameter: {err}")
+        except Exception as err:  # noqa: BLE001 - the point of the test
+            failures.append(f"{parameter}={value!r}: {type(err).__name__}: {err}")
+        else:
+            ran += 1
+            if not np.all(np.isfinite(trace.model)):
+                failures.append(f"{parameter}={value!r}: a non-finite model")
+    assert not failures, f"{name}: " + "; ".join(failures)
+    assert ran, f"{name}: no boundary value of {parameter} runs"
 
 
 @pytest.mark.parametrize("parameter, value, match", [

@@ -48,10 +48,12 @@ come from two streams spawned from ``numpy.random.default_rng(seed)``, and σ = 
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 
 from .. import _validate as check
+from .._constraints import SCALE, Interval, Options
 from .. import mechanisms
 from ..problems import Problem
 from ..registry import register
@@ -66,6 +68,9 @@ OUTPUTS = ("tail", "last")
 
 _TASKS = ("logistic-l1",)  # Liu et al.'s "Lasso" (x = y, ℓ1); the arena's tasks are left to the arena
 _TUNING = {"rho": (0.01, 0.1)}
+# The ranges of the options (the registry checks them, tests/test_bad_input.py reads them).
+_CONSTRAINTS = {"batch_size": [Interval(Integral, 1, "n"), None], "eta": [SCALE, None], "clip": [SCALE, None],
+                "output": Options(OUTPUTS)}
 
 
 def _settings(problem, *, rho, batch_size, eta, clip, output, private):
@@ -212,6 +217,7 @@ def _run(problem, *, epsilon, delta, rho, iterations, seed, batch_size, eta, cli
 
 
 @register("ssadmm", paper="chen2020", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING,
+          constraints=_CONSTRAINTS,
           description="ssADMM: stochastic linearised ADMM for x = y with a noisy minibatch gradient and "
                       "amplification by sampling (Chen & Lee 2020; Liu et al.'s DP-ADMM baseline)")
 def ssadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
@@ -276,6 +282,7 @@ def ssadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterat
 
 
 @register("sladmm", paper="chen2020", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING,
+          constraints=_CONSTRAINTS,
           description="Stochastic linearised ADMM for x = y (ssADMM without noise; Ouyang et al. 2013)")
 def sladmm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0, iterations: int = 100,
            seed: int = 0, batch_size: int | None = None, eta: float | None = None, clip: float | None = None,

@@ -110,12 +110,15 @@ import functools
 import math
 import os
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Mapping, Sequence
 
 import numpy as np
 from scipy.special import expit
 
+from .. import _constraints
 from .. import _validate as check
+from .._constraints import SCALE, Interval, Options
 from .. import mechanisms
 from .. import topology as _topology
 from ..privacy import PrivacyEvent, PrivacyGuarantee
@@ -142,6 +145,18 @@ _WALK_TUNING = {**_ADMM_TUNING, "iterations": (1000, 10_000)}  # a walk step upd
 #: Gaussian (default), or the looser add/remove analysis with sensitivity 2C (sound, more noise for the same ε).
 SGD_NEIGHBOURS = ("replace_one", "add_remove")
 _SGD_TUNING = {"step": (0.03, 0.1, 0.3, 1.0), "clip": (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)}
+#: The relaxation θ of the fixed-point iteration z ← (1 − θ)z + θ·T(z) (the paper's λ).
+_RELAXATION = Interval(Real, 1e-12, 1, note="the paper's λ; below 1e-12 a record's sensitivity underflows to 0")
+# The ranges of the options of each run beyond the shared ones (sampling_rate: registry.SHARED_CONSTRAINTS):
+# the registry checks them, tests/test_bad_input.py reads them; run_many checks the same in _plan.
+_ADMM_CONSTRAINTS = {"gamma": [SCALE, None], "relaxation": _RELAXATION, "clip": [SCALE, None]}
+_PRIVATE_ADMM_CONSTRAINTS = {**_ADMM_CONSTRAINTS, "calibration": Options(CALIBRATIONS)}
+_WALK_CONSTRAINTS = {**_ADMM_CONSTRAINTS, "graph_seed": Interval(Integral, 0, None)}
+_PRIVATE_WALK_CONSTRAINTS = {**_PRIVATE_ADMM_CONSTRAINTS, "graph_seed": Interval(Integral, 0, None)}
+_SGD_CONSTRAINTS = {"step": [SCALE, None], "clip": [SCALE, None]}
+_PRIVATE_SGD_CONSTRAINTS = {**_SGD_CONSTRAINTS, "neighbours": Options(SGD_NEIGHBOURS),
+                            "calibration": Options(["accountant"], note="the paper states no theorem for its "
+                                                   "DP-SGD baseline: Prop. 1 only recovers the algorithm")}
 _CHUNK_ELEMENTS = 1 << 22  # noise drawn per chunk of rounds (bounds memory)
 #: Threads a batch of runs is split over by default (both cores of the book's machine; one per run at most).
 THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
@@ -928,9 +943,7 @@ def _plan(name, problem, runs: Sequence[Mapping], *, delta, iterations) -> tuple
         else:
             gamma = _gamma(rho, o.pop("gamma", None))
             theta = o.pop("relaxation", 0.5)
-            theta = check.scale("relaxation", theta)
-            if theta > 1:
-                raise ValueError(f"relaxation must be in (0, 1] (the paper's λ), got {theta!r}")
+            theta = _constraints.check("relaxation", theta, _RELAXATION)
             clip = _clip(problem, o.pop("clip", None), name, private=private,
                          needed=not math.isfinite(problem.lipschitz))
             setting = dict(gamma=gamma, relaxation=theta, clip=clip, sampling_rate=sampling_rate)
@@ -1211,6 +1224,7 @@ _ALGORITHMS = {
 
 
 @register("admm_consensus", paper=PAPER, private=False, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
+          constraints=_ADMM_CONSTRAINTS,
           description="Consensus ADMM as a Douglas–Rachford fixed-point iteration, one block per record (Cyffers et al. "
                       "2023, eqs. 5–7 without noise)")
 def admm_consensus(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
@@ -1274,6 +1288,7 @@ def admm_consensus(problem: Problem, *, epsilon: float = math.inf, delta: float 
 
 
 @register("private_admm", paper=PAPER, private=True, setting="centralized", tasks=_TASKS, tuning=_ADMM_TUNING,
+          constraints=_PRIVATE_ADMM_CONSTRAINTS,
           description="Centralized private ADMM: Gaussian noise on every user's u-update, only z released (Cyffers et "
                       "al. 2023, Alg. 2 / Alg. 6, Thm 2)")
 def private_admm(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int = 100,
@@ -1348,6 +1363,7 @@ def private_admm(problem: Problem, *, epsilon: float, delta: float, rho: float =
 
 
 @register("admm_federated", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_ADMM_TUNING,
+          constraints=_ADMM_CONSTRAINTS,
           description="Federated consensus ADMM: each round a Poisson sample of users updates (Cyffers et al. 2023, "
                       "Alg. 3 without noise)")
 def admm_federated(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
@@ -1411,6 +1427,7 @@ def admm_federated(problem: Problem, *, epsilon: float = math.inf, delta: float 
 
 
 @register("private_admm_federated", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
+          constraints=_PRIVATE_ADMM_CONSTRAINTS,
           tuning={**_ADMM_TUNING, "sampling_rate": (0.1,)},
           description="Federated private ADMM with Poisson user sampling: each user's own noise, every "
                       "participation counted (Cyffers et al. 2023, Alg. 3)")
@@ -1516,6 +1533,7 @@ def private_admm_federated(problem: Problem, *, epsilon: float, delta: float, rh
 
 
 @register("admm_walk", paper=PAPER, private=False, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
+          constraints=_WALK_CONSTRAINTS,
           description="Decentralized consensus ADMM along a random walk: one user updates per step (Cyffers et al. "
                       "2023, Alg. 4 without noise)")
 def admm_walk(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
@@ -1585,6 +1603,7 @@ def admm_walk(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-
 
 
 @register("private_admm_walk", paper=PAPER, private=True, setting="random walk", tasks=_TASKS, tuning=_WALK_TUNING,
+          constraints=_PRIVATE_WALK_CONSTRAINTS,
           description="Fully decentralized private ADMM: the model walks from user to user (Cyffers et al. 2023, "
                       "Alg. 4, Thm 4 on the complete graph)")
 def private_admm_walk(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int = 100,
@@ -1667,6 +1686,7 @@ def private_admm_walk(problem: Problem, *, epsilon: float, delta: float, rho: fl
 
 
 @register("prox_sgd", paper=PAPER, private=False, setting="federated", tasks=_TASKS, tuning=_SGD_TUNING,
+          constraints=_SGD_CONSTRAINTS,
           description="Proximal SGD over Poisson-sampled users (the baseline of Cyffers et al. 2023, App. E, without "
                       "noise)")
 def prox_sgd(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
@@ -1728,6 +1748,7 @@ def prox_sgd(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5
 
 
 @register("dp_prox_sgd", paper=PAPER, private=True, setting="federated", tasks=_TASKS,
+          constraints=_PRIVATE_SGD_CONSTRAINTS,
           tuning={**_SGD_TUNING, "sampling_rate": (0.1,)},
           description="Proximal DP-SGD with Poisson user sampling: the noisy fixed-point iteration of Prop. 1 (baseline "
                       "of Cyffers et al. 2023, App. E)")

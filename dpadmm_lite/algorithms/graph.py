@@ -90,6 +90,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
+from numbers import Integral
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -97,6 +98,7 @@ import scipy.linalg.blas
 import scipy.sparse
 
 from .. import _validate as check
+from .._constraints import Interval
 from .. import datasets, topology as topologies
 from ..problems import Agents, Problem, make_agents, soft_threshold
 from ..registry import register
@@ -888,9 +890,16 @@ def solved_loss(data: LocalData, solution: LocalSolution) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- Algorithm 1
+#: Agents of a network run: at least two (a graph with an edge), each holding a record. The registry
+#: checks it (tests/test_bad_input.py reads it); a Topology given instead fixes them.
+GRAPH_AGENTS = [Interval(Integral, 2, "n_samples", note="a network of at least two agents, each holding a record"),
+                None]
+
+
 @register("admm_graph", paper="zhang2017", private=False, setting="graph",
           description="consensus ADMM over a connected network, exact local updates (Zhang & Zhu 2017, Alg. 1)",
-          tasks=("logistic-l2", "logistic-l1", "lasso"), tuning={"rho": (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)})
+          tasks=("logistic-l2", "logistic-l1", "lasso"), tuning={"rho": (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)},
+          constraints={"n_agents": GRAPH_AGENTS, "max_inner": [Interval(Integral, 1, None), None]})
 @one_blas_thread
 def admm_graph(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
                iterations: int = 100, seed: int = 0, topology: str | topologies.Topology = "ring",

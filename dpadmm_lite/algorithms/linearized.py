@@ -72,11 +72,13 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import scipy.sparse
 
 from .. import _validate as check
+from .._constraints import SCALE, Boolean, Interval, Options, Scale
 from .. import mechanisms
 from ..problems import Problem
 from ..registry import register
@@ -454,11 +456,25 @@ def _require_no_noise(name: str, epsilon: float, private_twin: str) -> None:
 
 
 # ---------------------------------------------------------------------- registered algorithms
+#: The ranges of the options of Xu et al.'s runs (the registry checks them, tests/test_bad_input.py
+#: reads them); the bounds the problem sets, η ≤ 1/L_f and γ ≥ γ_min, are checked by :func:`step_settings`.
+_CONSTRAINTS = {
+    "eta": [SCALE, None],
+    "gamma": [Scale(words="a number >= γ_min = ηρ‖AᵀA‖₂ + 1"), Options(["paper"], note="γ = 1, Xu et al., Sec. V-B"),
+              None],
+    "mu": Interval(Real, 0, 1, closed="neither"),
+    "calibration": Options(CALIBRATIONS),
+    "clip": [SCALE, None],
+}
+#: The accelerated runs' options: those of ``_CONSTRAINTS`` and Goldstein et al.'s restart switch.
+_ACCELERATED_CONSTRAINTS = {**_CONSTRAINTS, "restart": Boolean()}
+
 
 
 @register("dp_admm", paper="xu2020", private=True, setting="centralized",
           description="DP-ADMM: linearized ADMM with Gaussian gradient perturbation (Xu et al. 2020, Alg. 2)",
-          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
+          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)},
+          constraints=_CONSTRAINTS)
 def dp_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
             eta: float | None = None, gamma: float | str | None = None, mu: float = 0.5,
             calibration: str = "accountant", clip: float | None = None, record_every: int = 1) -> Trace:
@@ -556,7 +572,8 @@ def dp_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, itera
 
 @register("dp_acc_admm", paper="xu2020", private=True, setting="centralized",
           description="DP-AccADMM: DP-ADMM with Nesterov extrapolation of x and u (Xu et al. 2020, Alg. 3)",
-          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)})
+          tasks=("logistic-l2", "logistic-l1", "fused", "lasso"), tuning={"rho": (0.1, 1.0), "clip": (0.1, 0.3)},
+          constraints=_ACCELERATED_CONSTRAINTS)
 def dp_acc_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
                 eta: float | None = None, gamma: float | str | None = None, mu: float = 0.5,
                 calibration: str = "accountant", clip: float | None = None, restart: bool = False,
@@ -671,7 +688,8 @@ def dp_acc_admm(problem: Problem, *, epsilon: float, delta: float, rho: float, i
 
 
 @register("admm_linearized", paper="xu2020", private=False, setting="centralized",
-          description="Linearized ADMM for Ax + By = c (Xu et al. 2020, Alg. 2 without noise)")
+          description="Linearized ADMM for Ax + By = c (Xu et al. 2020, Alg. 2 without noise)",
+          constraints=_CONSTRAINTS)
 def admm_linearized(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
                     iterations: int = 100, seed: int = 0, eta: float | None = None, gamma: float | str | None = None,
                     mu: float = 0.5, calibration: str = "accountant", clip: float | None = None,
@@ -756,7 +774,8 @@ def admm_linearized(problem: Problem, *, epsilon: float = math.inf, delta: float
 
 @register("acc_admm", paper="xu2020", private=False, setting="centralized",
           description="Accelerated linearized ADMM, Nesterov step on x and u (Xu et al. 2020, Alg. 3 without "
-                      "noise; cf. Goldstein et al. 2014)")
+                      "noise; cf. Goldstein et al. 2014)",
+          constraints=_ACCELERATED_CONSTRAINTS)
 def acc_admm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
              iterations: int = 100, seed: int = 0, eta: float | None = None, gamma: float | str | None = None,
              mu: float = 0.5, calibration: str = "accountant", clip: float | None = None, restart: bool = False,

@@ -65,12 +65,14 @@ import hashlib
 import math
 import threading
 import warnings
+from numbers import Integral
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from .. import _memory
 from .. import _validate as check
+from .._constraints import Interval, Options
 from .. import accounting, mechanisms
 from .. import topology as topologies
 from ..privacy import PrivacyEvent, PrivacyGuarantee
@@ -78,7 +80,7 @@ from ..problems import Problem
 from ..registry import register
 from ..trace import Trace
 from ._blas import one_blas_thread, single_blas_thread
-from .graph import LocalData, LocalSolver, Network, Record, finish, network, solved_loss
+from .graph import GRAPH_AGENTS, LocalData, LocalSolver, Network, Record, finish, network, solved_loss
 
 __all__ = ["dvp_graph", "pvp_graph", "run_many", "shared_products", "share_products", "CALIBRATIONS", "NEIGHBOUR_TERMS"]
 
@@ -481,10 +483,21 @@ def run_many(runs: Sequence[Mapping], problems: Sequence[Problem] | Problem, *, 
 
 
 # ====================================================================== Algorithm 2
+#: The ranges of the options of Zhang & Zhu's private runs beyond the shared ones (inner_tol:
+#: registry.SHARED_CONSTRAINTS); the registry checks them, tests/test_bad_input.py reads them.
+_CONSTRAINTS = {
+    "n_agents": GRAPH_AGENTS,
+    "calibration": Options(CALIBRATIONS),
+    "zeta_rule": Options(accounting.ZHANG2017_DVP_RULES),
+    "min_local_size": Interval(Integral, 1, "n_samples"),
+    "max_inner": Interval(Integral, 1, None),
+}
+
+
 @register("dvp_graph", paper="zhang2017", private=True, setting="graph",
           description="ADMM over a network with dual variable perturbation (objective perturbation of each exact "
                       "local update, ℓ2-Laplace noise; Zhang & Zhu 2017, Alg. 2)",
-          tasks=("logistic-l2",), tuning=_TUNING)
+          tasks=("logistic-l2",), tuning=_TUNING, constraints=_CONSTRAINTS)
 @one_blas_thread
 @_sharing_products
 def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,
@@ -648,7 +661,8 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
 @register("pvp_graph", paper="zhang2017", private=True, setting="graph",
           description="ADMM over a network with primal variable perturbation (noisy broadcasts, ℓ2-Laplace noise, "
                       "a final DVP step; Zhang & Zhu 2017, Alg. 3)",
-          tasks=("logistic-l2",), tuning=_TUNING)
+          tasks=("logistic-l2",), tuning=_TUNING,
+          constraints={**_CONSTRAINTS, "neighbour_term": Options(NEIGHBOUR_TERMS)})
 @one_blas_thread
 @_sharing_products
 def pvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: float = 0.1, iterations: int = 100,

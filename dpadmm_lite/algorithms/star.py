@@ -98,6 +98,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Sequence
 
 import numpy as np
@@ -105,6 +106,7 @@ import scipy.sparse
 from scipy.special import expit
 
 from .. import _validate as check
+from .._constraints import SCALE, Interval, Options
 from .. import datasets, mechanisms
 from ..problems import Agents, Problem, count_work, make_agents, paused
 from ..registry import register
@@ -732,8 +734,15 @@ def _worst_agent_events(sensitivity, sigma, note):
 CALIBRATIONS = ("accountant", "paper")
 
 
+#: The ranges of the options of Huang et al.'s runs beyond the shared ones (n_agents, inner_tol,
+#: record_every: registry.SHARED_CONSTRAINTS); the registry checks them, tests/test_bad_input.py reads them.
+_CONSTRAINTS = {"max_inner": Interval(Integral, 1, None)}
+_PRIVATE_CONSTRAINTS = {**_CONSTRAINTS, "calibration": Options(CALIBRATIONS)}
+
+
 @register("admm_star", paper="huang2019", private=False, setting="star",
-          description="Consensus ADMM over a star, exact local minimisation (Huang et al. 2019, Alg. 1)")
+          description="Consensus ADMM over a star, exact local minimisation (Huang et al. 2019, Alg. 1)",
+          constraints=_CONSTRAINTS)
 @one_blas_thread
 def admm_star(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
               iterations: int = 100, seed: int = 0, n_agents: int = 100, sizes: str | Sequence[int] | None = None,
@@ -828,7 +837,7 @@ def admm_star(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-
 
 @register("pvp_star", paper="huang2019", private=True, setting="star",
           description="ADMM with primal variable perturbation over a star (Huang et al. 2019, Alg. 2)",
-          tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.1, 1.0, 10.0)})
+          tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.1, 1.0, 10.0)}, constraints=_PRIVATE_CONSTRAINTS)
 @one_blas_thread
 def pvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
              n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
@@ -971,7 +980,7 @@ def pvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iter
 @register("dvp_star", paper="huang2019", private=True, setting="star",
           description="ADMM with dual variable perturbation over a star (Zhang & Zhu 2017, Alg. 2; "
                       "baseline of Huang et al. 2019)",
-          tasks=("logistic-l2",), tuning={"rho": (0.1, 1.0, 10.0)})
+          tasks=("logistic-l2",), tuning={"rho": (0.1, 1.0, 10.0)}, constraints=_PRIVATE_CONSTRAINTS)
 @one_blas_thread
 def dvp_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
              n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
@@ -1151,7 +1160,10 @@ def dvp_noise(problem, *, epsilon: float, rho: float, sizes):
 @register("dp_admm_star", paper="huang2019", private=True, setting="star",
           description="DP-ADMM: approximate augmented Lagrangian + time-varying Gaussian noise (Huang et al. 2019, "
                       "Alg. 3)",
-          tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.01, 0.1, 1.0)})
+          tasks=("logistic-l2", "logistic-l1"), tuning={"rho": (0.01, 0.1, 1.0)},
+          constraints={"c_w": [SCALE, Options(["optimum"], note="‖w*‖ of the training rows: reads the private data"),
+                               None],
+                       "calibration": Options(CALIBRATIONS)})
 @one_blas_thread
 def dp_admm_star(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
                  n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,
@@ -1310,7 +1322,8 @@ def dp_admm_star(problem: Problem, *, epsilon: float, delta: float, rho: float, 
 @register("dp_sgd_star", paper="huang2019", private=True, setting="star",
           description="Distributed DP-SGD over a star: clipped noisy gradient steps, averaged (baseline of Huang et al. "
                       "2019, after Abadi et al. 2016)",
-          tasks=("logistic-l2", "logistic-l1"), tuning={"learning_rate": (1.0, 3.0, 10.0)})
+          tasks=("logistic-l2", "logistic-l1"), tuning={"learning_rate": (1.0, 3.0, 10.0)},
+          constraints={"learning_rate": SCALE, "clip": [SCALE, None], "calibration": Options(CALIBRATIONS)})
 @one_blas_thread
 def dp_sgd_star(problem: Problem, *, epsilon: float, delta: float, rho: float = 1.0, iterations: int, seed: int,
                 n_agents: int = 100, sizes: str | Sequence[int] | None = None, owner: np.ndarray | None = None,

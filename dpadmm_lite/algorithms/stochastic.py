@@ -96,10 +96,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from numbers import Integral, Real
 
 import numpy as np
 
 from .. import _validate as check
+from .._constraints import SCALE, Boolean, Interval, Options
 from .. import mechanisms
 from ..problems import (Optimum, Problem, _abs_barrier, _single_threaded_blas, _solve_psd, fused_constraint,
                         shipped_optimum)
@@ -776,10 +778,25 @@ _TASKS = ("logistic-l2", "logistic-l1", "fused")
 # steps, so neither is comparable with 100 full-gradient iterations of the other algorithms.
 _TUNING_SADMM = {"rho": (0.01, 0.1), "nu": (0.0, 2.0), "iterations": (500, 2000)}
 _TUNING_VRADMM = {"rho": (0.01, 0.1), "nu": (0.0, 2.0), "iterations": (2, 4)}
+# The ranges of the options of Liu et al.'s runs beyond the shared ones (nu, inner, record_every:
+# registry.SHARED_CONSTRAINTS): the registry checks them, tests/test_bad_input.py reads them. The bounds
+# the problem sets (η ≤ 1/(2g), γ ≥ γ_min, μ given for a problem without a ridge) are checked by settings().
+_CONSTRAINTS = {
+    "batch_size": [Interval(Integral, 1, "n"), None],
+    "convexity": [Options(CONVEXITY), None],
+    "mu": [Interval(Real, 0, None, closed="neither"), None],
+    "eta": [SCALE, None],
+    "gamma": [SCALE, None],
+    "clip": [SCALE, None],
+    "calibration": Options(CALIBRATIONS),
+}
+_SADMM_CONSTRAINTS = {**_CONSTRAINTS, "theta": Interval(Real, 0, 1, closed="neither")}
+_VRADMM_CONSTRAINTS = {**_CONSTRAINTS, "c2": SCALE, "private_snapshot": Boolean(), "snapshot_noise": [SCALE, None]}
 
 
 
 @register("dp_sadmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
+          constraints=_SADMM_CONSTRAINTS,
           description="DP-SADMM: stochastic ADMM with a noisy minibatch gradient and Laplacian smoothing "
                       "(Liu et al. 2022, Alg. 2)")
 def dp_sadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
@@ -877,6 +894,7 @@ def dp_sadmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iter
 
 
 @register("sadmm", paper="liu2022", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING_SADMM,
+          constraints=_SADMM_CONSTRAINTS,
           description="Stochastic ADMM with Laplacian smoothing (Liu et al. 2022, Alg. 2 without noise; STOC-ADMM "
                       "of Ouyang et al. 2013 at ν = 0)")
 def sadmm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0, iterations: int = 100,
@@ -966,6 +984,7 @@ def sadmm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, r
 
 
 @register("dp_vradmm", paper="liu2022", private=True, setting="centralized", tasks=_TASKS, tuning=_TUNING_VRADMM,
+          constraints=_VRADMM_CONSTRAINTS,
           description="DP-VRADMM: variance-reduced (SVRG) stochastic ADMM with noisy gradients and Laplacian "
                       "smoothing (Liu et al. 2022, Alg. 1)")
 def dp_vradmm(problem: Problem, *, epsilon: float, delta: float, rho: float, iterations: int, seed: int,
@@ -1072,6 +1091,7 @@ def dp_vradmm(problem: Problem, *, epsilon: float, delta: float, rho: float, ite
 
 
 @register("svrg_admm", paper="liu2022", private=False, setting="centralized", tasks=_TASKS, tuning=_TUNING_VRADMM,
+          constraints=_VRADMM_CONSTRAINTS,
           description="SVRG-ADMM with Laplacian smoothing (Liu et al. 2022, Alg. 1 without noise; Zheng & Kwok 2016 "
                       "at ν = 0)")
 def svrg_admm(problem: Problem, *, epsilon: float = math.inf, delta: float = 1e-5, rho: float = 1.0,
