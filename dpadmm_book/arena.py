@@ -165,7 +165,7 @@ def nonprivate_utility(task: str, split: str = "test", size: str = "full") -> fl
 def applicable(task: str) -> tuple[str, ...]:
     """The registered private algorithms that declare ``task``'s problem kind."""
     kind = _task(task).kind
-    return tuple(name for name in registry.algorithms().private if kind in registry.info(name).tasks)
+    return tuple(name for name in registry.algorithm_names().private if kind in registry.info(name).tasks)
 
 
 def _stable_seed(*parts: str) -> int:

@@ -3,7 +3,7 @@
     import dpadmm_lite as dl
     problem = dl.problems.logistic(X, y, lam=1e-3)
     trace = dl.run("dp_admm", problem, epsilon=1.0, delta=1e-5, rho=1.0, iterations=100)
-    dl.algorithms()          # the names of every registered algorithm ("dp_admm" in dl.algorithms())
+    dl.algorithm_names()     # the names of every registered algorithm ("dp_admm" in dl.algorithm_names())
     dl.algorithm_table()     # the same as a table: paper, private, setting, description
     best = dl.tune("dp_admm", problem, [{"rho": 0.1}, {"rho": 1.0}], epsilon=1.0, delta=1e-5,
                    validation=(X_val, y_val))   # private tuning: one ε for candidates + choice + model
@@ -16,8 +16,8 @@ claim records, the live panels and exercises) are the separate package :mod:`dpa
 
 import importlib
 
-from . import algorithms as _algorithm_modules  # noqa: F401  (imports register every algorithm)
-from .registry import algorithm_table, algorithms, run  # `algorithms` deliberately takes the subpackage's name
+from . import algorithms  # noqa: F401  (the subpackage: importing it registers every algorithm)
+from .registry import algorithm_names, algorithm_table, run
 from .privacy import PrivacyEvent, PrivacyGuarantee
 from .trace import Trace
 
@@ -28,7 +28,7 @@ _SUBMODULES = {
     "audit", "tuning", "labels",
 }
 
-__all__ = ["run", "tune", "algorithms", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee",
+__all__ = ["run", "tune", "algorithm_names", "algorithm_table", "Trace", "PrivacyEvent", "PrivacyGuarantee",
            *sorted(_SUBMODULES)]
 
 

@@ -520,8 +520,8 @@ class AlgorithmNames(tuple):
         return algorithm_table()
 
 
-def algorithms() -> AlgorithmNames:
-    """The names of every registered algorithm, sorted: ``"dp_admm" in dl.algorithms()``.
+def algorithm_names() -> AlgorithmNames:
+    """The names of every registered algorithm, sorted: ``"dp_admm" in dl.algorithm_names()``.
 
     The descriptive table (paper, private, setting, description) is :func:`algorithm_table`.
     """
@@ -578,7 +578,7 @@ def run(
     Parameters
     ----------
     name : str
-        A registered algorithm name (:func:`dpadmm_lite.algorithms`).
+        A registered algorithm name (:func:`dpadmm_lite.algorithm_names`).
     problem : Problem
         The :class:`~dpadmm_lite.problems.Problem` to solve.
     epsilon : float, default math.inf

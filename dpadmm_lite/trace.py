@@ -47,7 +47,7 @@ class Trace:
     Parameters
     ----------
     algorithm : str
-        Registered name of the algorithm (see :func:`dpadmm_lite.algorithms`).
+        Registered name of the algorithm (see :func:`dpadmm_lite.algorithm_names`).
     objective, objective_gap : numpy.ndarray
         Training objective ``F(x_k)`` of the model the algorithm would release at step k, and
         ``F(x_k) − F(x*)`` against the problem's high-precision reference optimum.

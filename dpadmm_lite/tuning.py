@@ -391,7 +391,7 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
     Parameters
     ----------
     algorithm : str
-        A registered private algorithm (:func:`dpadmm_lite.algorithms`) that calibrates with the
+        A registered private algorithm (:func:`dpadmm_lite.algorithm_names`) that calibrates with the
         unified accountant.
     problem : Problem
         The training problem (:mod:`dpadmm_lite.problems`): the records the guarantee protects.
@@ -452,7 +452,7 @@ def tune(algorithm: str, problem, candidates: Sequence[Mapping[str, Any]], *, ep
     started = time.perf_counter()
     info = registry.info(algorithm)
     if not info.private:
-        raise ValueError(f"algorithm must be a private algorithm (one of {list(registry.algorithms().private)}), "
+        raise ValueError(f"algorithm must be a private algorithm (one of {list(registry.algorithm_names().private)}), "
                          f"got {algorithm!r}: a non-private one has no ε to tune within")
     from .problems import Problem
 

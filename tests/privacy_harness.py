@@ -2,7 +2,7 @@
 
 The tests ``tests/test_privacy_noise.py`` (noise drawn = noise claimed),
 ``tests/test_privacy_sensitivity.py`` (sensitivity claimed ≥ measured) and
-``tests/test_privacy_audit.py`` (empirical privacy audit) loop over ``dl.algorithms().private``
+``tests/test_privacy_audit.py`` (empirical privacy audit) loop over ``dl.algorithm_names().private``
 and take everything algorithm-specific from :data:`ENTRIES` below (problems and base options come
 from ``tests/algorithm_cases.py``). A registered private algorithm without an entry makes
 ``test_every_private_algorithm_has_a_harness_entry`` fail, naming this file.

@@ -38,7 +38,7 @@ def small(monkeypatch, tmp_path):
 
 
 def _kinds():
-    return {name: set(registry.info(name).tasks) for name in dl.algorithms().private}
+    return {name: set(registry.info(name).tasks) for name in dl.algorithm_names().private}
 
 
 # ---------------------------------------------------------------------- who plays
@@ -46,7 +46,7 @@ def test_every_private_algorithm_that_declares_a_task_plays_it():
     for task, spec in arena.TASKS.items():
         expected = {name for name, kinds in _kinds().items() if spec.kind in kinds}
         assert set(arena.applicable(task)) == expected
-        assert all(name in dl.algorithms().private for name in arena.applicable(task))
+        assert all(name in dl.algorithm_names().private for name in arena.applicable(task))
     playing = set(arena.applicable("adult")) | set(arena.applicable("lasso"))
     assert playing, "no private algorithm declares a task of the arena"
 
@@ -255,7 +255,7 @@ def _cells(name):
 
 def test_the_chapter_names_no_algorithm_in_its_code():
     code = "\n".join("".join(c["source"]) for c in _cells("arena") if c["cell_type"] == "code")
-    named = [name for name in dl.algorithms() if f'"{name}"' in code or f"'{name}'" in code]
+    named = [name for name in dl.algorithm_names() if f'"{name}"' in code or f"'{name}'" in code]
     assert not named, f"the arena chapter must take its algorithms from the registry, not name them: {named}"
 
 

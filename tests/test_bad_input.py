@@ -417,7 +417,7 @@ def _tune_call(**kwargs):
     return dl.tune("dp_admm", problem, [{"rho": 0.3}, {"rho": 3.0}], validation=validation, iterations=2, **kwargs)
 
 
-TARGETS: list[Target] = [*(_algorithm_target(n, direct) for n in dl.algorithms() for direct in (False, True)),
+TARGETS: list[Target] = [*(_algorithm_target(n, direct) for n in dl.algorithm_names() for direct in (False, True)),
                          *_helper_targets()]
 PAIRS = [(t, name) for t in TARGETS for name in t.bad]
 
@@ -502,7 +502,7 @@ def _short(result) -> str:
 # ============================================================================ the tests
 def test_every_registered_algorithm_and_helper_is_driven():
     names = {t.label for t in TARGETS}
-    for name in dl.algorithms():
+    for name in dl.algorithm_names():
         assert name in names and f"{name} (run)" in names, name
         assert {"problem", "epsilon", "delta", "rho", "iterations", "seed"} <= set(
             next(t for t in TARGETS if t.label == name).bad)
@@ -547,7 +547,7 @@ def test_a_run_too_long_for_memory_is_refused_before_allocating():
 
 
 # ============================================================================ valid extremes
-@pytest.mark.parametrize("name", dl.algorithms())
+@pytest.mark.parametrize("name", dl.algorithm_names())
 def test_the_sliders_extreme_values_give_a_finite_result_in_time(name):
     """ε = 0.01 and ρ = 1e-3 (the ends of the live panel's sliders) on the algorithm's small case."""
     assert widgets.RANGES["epsilon"][0] == 0.01 and widgets.RANGES["rho"][0] == 1e-3
@@ -633,7 +633,7 @@ def _exact(value):
     return Fraction(value), Decimal(repr(value))
 
 
-EDGE_PAIRS = [(name, parameter) for name in dl.algorithms() for parameter in _numeric_parameters(name)]
+EDGE_PAIRS = [(name, parameter) for name in dl.algorithm_names() for parameter in _numeric_parameters(name)]
 
 
 @pytest.mark.parametrize("name, parameter", EDGE_PAIRS, ids=[f"{n}-{p}" for n, p in EDGE_PAIRS])
@@ -662,20 +662,20 @@ def test_a_value_at_the_edge_of_floating_point_is_refused_by_name_or_runs_finite
 
 
 def test_the_edge_fuzzer_drives_every_numeric_parameter():
-    for name in dl.algorithms():
+    for name in dl.algorithm_names():
         assert {"epsilon", "delta", "rho", "iterations", "seed"} <= set(_numeric_parameters(name)), name
     assert len(EDGE_PAIRS) >= 200
 
 
 # ============================================================================ the declared ranges
-DECLARED_PAIRS = [(name, parameter) for name in dl.algorithms() for parameter in registry.parameter_constraints(name)]
+DECLARED_PAIRS = [(name, parameter) for name in dl.algorithm_names() for parameter in registry.parameter_constraints(name)]
 
 
 def test_every_parameter_of_every_algorithm_has_a_declared_range():
     """A new option is tested the day it is added: its range is declared (``register(..., constraints=...)``
     or ``registry.SHARED_CONSTRAINTS``), or ``registry.NOT_RANGES`` says why no range describes it."""
     undeclared, used = [], set()
-    for name in dl.algorithms():
+    for name in dl.algorithm_names():
         declared = registry.parameter_constraints(name)
         for parameter in inspect.signature(registry.info(name).function).parameters:
             if parameter in registry.NOT_RANGES:

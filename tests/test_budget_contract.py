@@ -1,6 +1,6 @@
 """One meaning of ε everywhere: the budget contract that every private algorithm keeps.
 
-Generic over ``dl.algorithms().private`` with the small cases of ``tests/algorithm_cases.py``, so
+Generic over ``dl.algorithm_names().private`` with the small cases of ``tests/algorithm_cases.py``, so
 an algorithm registered later is covered as soon as it has a case:
 
 * ``epsilon``, ``delta`` are the end-to-end budget: under the default calibration the unified
@@ -27,7 +27,7 @@ from algorithm_cases import case
 import dpadmm_lite as dl
 from dpadmm_lite import accounting
 
-PRIVATE = list(dl.algorithms().private)
+PRIVATE = list(dl.algorithm_names().private)
 DELTA = 1e-5
 
 

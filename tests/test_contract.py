@@ -52,7 +52,7 @@ def test_checks_pass_good_values_through():
 
 
 def test_run_rejects_bad_common_arguments_before_the_algorithm_runs(problem):
-    name = dl.algorithms()[0]
+    name = dl.algorithm_names()[0]
     for kwargs, word in [({"rho": 0}, "rho"), ({"iterations": 0}, "iterations"), ({"delta": 2}, "delta"),
                          ({"epsilon": -1}, "epsilon"), ({"seed": -1}, "seed")]:
         with pytest.raises(ValueError, match=word):
@@ -71,7 +71,7 @@ def test_registry_lists_algorithms_with_their_paper_and_setting():
 def test_register_refuses_a_second_function_under_the_same_name():
     from dpadmm_lite.registry import register
 
-    name = dl.algorithms()[0]
+    name = dl.algorithm_names()[0]
     with pytest.raises(ValueError, match="registered twice"):
         register(name, paper="x", private=False, setting="centralized", description="a clash")(lambda p, **k: None)
 
@@ -109,7 +109,7 @@ def test_privacy_events_validate_their_fields():
 
 
 def test_algorithms_behaves_like_the_collection_of_names():
-    names = dl.algorithms()
+    names = dl.algorithm_names()
     assert "dp_admm" in names and "no_such_algorithm" not in names
     assert len(names) == len(list(names)) == len(dl.algorithm_table())
     assert list(names) == sorted(dl.algorithm_table().index)
@@ -128,6 +128,6 @@ def test_privacy_records_have_one_home_that_trace_and_accounting_share():
 def test_every_registered_algorithm_has_a_case():
     from algorithm_cases import case
 
-    for name in dl.algorithms():
+    for name in dl.algorithm_names():
         c = case(name)
         assert isinstance(c.problem(1.0), dl.problems.Problem)

@@ -747,7 +747,7 @@ def test_registered_with_tasks_and_tuning():
         assert table.loc[name, "paper"] == "cyffers2023"
         info = dl.registry.info(name)
         assert set(info.tasks) == {"lasso", "logistic-l1", "logistic-l2"} and info.tuning
-    assert set(dl.algorithms().private) >= {"private_admm", "private_admm_federated", "private_admm_walk",
+    assert set(dl.algorithm_names().private) >= {"private_admm", "private_admm_federated", "private_admm_walk",
                                             "dp_prox_sgd"}
 
 

@@ -262,3 +262,19 @@ def test_the_library_lane_builds_no_book_and_starts_no_browser():
         toolchain = imports & set(BOOK_TOOLCHAIN)
         assert not toolchain, (f"tests/{name} is in the library's lane but imports the book's toolchain "
                                f"{sorted(toolchain)}: move it to the book's lane in tests/lanes.py")
+
+
+def test_no_name_of_the_library_hides_a_subpackage():
+    """``dl.algorithms`` is the subpackage of the algorithms (the names are ``dl.algorithm_names()``): no
+    attribute of the package shadows one of its subpackages or modules."""
+    import importlib
+    import pkgutil
+    import types
+
+    import dpadmm_lite as dl
+
+    assert isinstance(dl.algorithms, types.ModuleType) and dl.algorithms.__name__ == "dpadmm_lite.algorithms"
+    assert "dp_admm" in dl.algorithm_names()
+    for info in pkgutil.iter_modules(dl.__path__):
+        module = importlib.import_module(f"dpadmm_lite.{info.name}")
+        assert getattr(dl, info.name) is module, f"dpadmm_lite.{info.name} is hidden by another object"

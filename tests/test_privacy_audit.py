@@ -29,7 +29,7 @@ import privacy_harness as H
 from dpadmm_lite import accounting, audit, labels, privacy
 from dpadmm_lite.algorithms import chen_lee, fixed_point, stochastic
 
-PRIVATE = dl.algorithms().private
+PRIVATE = dl.algorithm_names().private
 
 
 def _audit(name, noise_factor=1.0):

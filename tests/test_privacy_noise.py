@@ -19,7 +19,7 @@ import dpadmm_lite as dl
 import privacy_harness as H
 from dpadmm_lite import audit
 
-PRIVATE = dl.algorithms().private
+PRIVATE = dl.algorithm_names().private
 SEEDS = range(60)
 P_MIN = 1e-4  # fixed seeds: the right noise gives a fixed p well above this; a wrong σ gives p < 1e-20
 

@@ -24,7 +24,7 @@ import pytest
 import dpadmm_lite as dl
 import privacy_harness as H
 
-PRIVATE = dl.algorithms().private
+PRIVATE = dl.algorithm_names().private
 
 
 def _settings():

@@ -116,7 +116,7 @@ def test_typeset_keeps_what_it_cannot_shrink_meaningful():
 
 # ----------------------------------------------------------------------------- the book's names
 def test_every_registered_algorithm_has_its_own_label():
-    names = dl.algorithms()
+    names = dl.algorithm_names()
     found = {name: registry.label(name) for name in names}
     missing = [name for name, label in found.items() if not label or label == name]
     assert not missing, f"algorithms without a book's name: {missing}"

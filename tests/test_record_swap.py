@@ -258,7 +258,7 @@ def _outcome(name, task, variant, options, swap):
     return "same"
 
 
-PRIVATE = tuple(dl.algorithms().private)
+PRIVATE = tuple(dl.algorithm_names().private)
 
 
 def test_every_private_algorithm_has_a_record_swap_entry():

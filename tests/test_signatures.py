@@ -34,7 +34,7 @@ def problems_with(function) -> list[str]:
     return found
 
 
-NAMES = list(dl.algorithms())
+NAMES = list(dl.algorithm_names())
 
 
 def test_every_algorithm_is_checked():

@@ -355,7 +355,7 @@ def test_the_static_grid_is_the_live_rows():
 
 
 # ---------------------------------------------------------------- every private algorithm (tests/privacy_harness.py)
-@pytest.mark.parametrize("name", sorted(dl.algorithms().private))
+@pytest.mark.parametrize("name", sorted(dl.algorithm_names().private))
 @pytest.mark.parametrize("method", ["fixed", "random_stopping"])
 def test_the_tuner_spends_what_it_reports_for_every_private_algorithm(name, method):
     """The tuner's runs are plain runs of the algorithm (whose noise, sensitivity and audit the privacy tests
