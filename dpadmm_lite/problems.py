@@ -30,18 +30,19 @@ import contextlib
 import contextvars
 import functools
 import hashlib
-import sys
 import warnings
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 import scipy.linalg
-import scipy.linalg.blas
 from scipy.special import expit
 
+from . import _products as products
 from . import _validate as check
+from ._products import models_times_rows as models_times_rows
+from ._products import rows_times as rows_times
+from ._products import times_rows as times_rows
 
 LOSSES = ("squared", "logistic")
 REGULARIZERS = ("l1", "l2", "fused")
@@ -273,9 +274,8 @@ class Problem:
         """Mean loss ``f(x) = (1/n) Σ ℓ(x; a_j, b_j)``; vectorised over leading axes of ``x``."""
         X, y = (self.X, self.y) if X is None else (X, y)
         x = np.asarray(x)
-        if (sys.platform == "emscripten" and self.loss == "squared" and x.ndim >= 2
-                and x.size > 4 * X.shape[1] ** 2 and X.shape[0] > X.shape[1]):
-            return _squared_loss_by_moments(x, X, y)
+        if self.loss == "squared" and products.squared_loss_by_moments_pays(x, X):
+            return products.squared_loss_by_moments(x, X, y)
         return _per_model(x, X, lambda z: self._loss_of_margin(z, y).mean(axis=-1))
 
     def gradient(self, x) -> np.ndarray:
@@ -305,16 +305,7 @@ class Problem:
             return self._gram  # formed once per problem: no pass of this run's
         count_work(rows=self.n * (1 if margins is not None else 2))
         z = rows_times(self.X, np.asarray(x, float)) if margins is None else margins
-        if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS, so YᵀY is a sparse
-            pair = _browser_sparse_rows(self.X)  # product (or scipy's OpenBLAS dsyrk for dense data)
-            if pair is not None:
-                H = (pair[1] @ pair[0].multiply((self._curvature_of_margin(z) / self.n)[:, None]).tocsr()).toarray()
-            else:
-                Y = self.X * np.sqrt(self._curvature_of_margin(z) / self.n)[:, None]
-                H = scipy.linalg.blas.dsyrk(1.0, Y.T)  # (the upper triangle)
-            return np.triu(H) + np.triu(H, 1).T
-        Y = self.X * np.sqrt(self._curvature_of_margin(z) / self.n)[:, None]
-        return Y.T @ Y
+        return products.weighted_gram(self.X, self._curvature_of_margin(z) / self.n)
 
     @cached_property
     def _gram(self) -> np.ndarray:
@@ -368,11 +359,9 @@ class Problem:
     def constraint_products(self):
         """``A`` for the iterations' products ``A @ x`` and ``A.T @ v`` (one vector each): the matrix
         itself, except in the browser, where numpy's dense product has no BLAS and a sparse ``A`` (the
-        fused lasso's ``[W; I]``, the identity) is multiplied by its non-zeros (:class:`_SparseProducts`)."""
-        A = self.constraint_matrix
-        if sys.platform == "emscripten" and np.count_nonzero(A) <= A.size // 4:
-            return _SparseProducts(A)
-        return A
+        fused lasso's ``[W; I]``, the identity) is multiplied by its non-zeros
+        (:func:`dpadmm_lite._products.constraint_products`)."""
+        return products.constraint_products(self.constraint_matrix)
 
     @cached_property
     def constraint_pinv_T(self) -> np.ndarray:
@@ -473,170 +462,10 @@ class Problem:
                        self.feature_bound, self.data_dependence)
 
 
-class _SparseProducts:
-    """A mostly-zero dense matrix's products with vectors, by its non-zeros: ``self @ x`` and
-    ``self.T @ v`` sum the same terms as the dense product, in row order. In the browser (Pyodide)
-    numpy has no BLAS, and a small mostly-zero matrix such as Liu et al.'s ``A = [W; I]`` (370 × 104,
-    6 % non-zero) is several times faster this way; natively the dense product is used. The identity
-    (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0 there
-    too), at a fraction of the cost."""
-
-    def __init__(self, M: np.ndarray, _transpose: "_SparseProducts | None" = None):
-        self.shape = M.shape
-        rows, cols = np.nonzero(M)
-        self._rows, self._cols, self._values = rows.astype(np.intp), cols.astype(np.intp), M[rows, cols]
-        self._identity = (M.shape[0] == M.shape[1] == len(rows) and np.array_equal(rows, cols)
-                          and bool(np.all(self._values == 1.0)))
-        self._transpose = _transpose
-        self._M = M
-
-    @property
-    def T(self) -> "_SparseProducts":
-        if self._transpose is None:
-            self._transpose = _SparseProducts(self._M.T, _transpose=self)
-        return self._transpose
-
-    def __matmul__(self, x):
-        x = np.asarray(x)
-        if x.ndim != 1:
-            return self._M @ x
-        if self._identity:
-            return x + 0.0
-        return np.bincount(self._rows, weights=self._values * x[self._cols], minlength=self.shape[0])
-
-
 #: Margins formed at once when many models are evaluated (a run's T iterates on n records): a
 #: block of at most this many keeps the temporaries small (8 MB) instead of T·n at once, which
 #: for T = 500 on Adult's 40,000 records cost seconds of fresh memory on every redraw.
 _MARGIN_BLOCK = 1 << 20
-
-
-_BROWSER_CACHE: dict[tuple, tuple] = {}  # (what, id(X)) → (a weak reference to X, what was made of it)
-
-
-def _made_once(what: str, X: np.ndarray, make):
-    """``make(X)``, made once per array (and ``what``) while the array lives: the browser's per-data caches."""
-    hit = _BROWSER_CACHE.get((what, id(X)))
-    if hit is not None and hit[0]() is X:
-        return hit[1]
-    if len(_BROWSER_CACHE) > 64:  # forget the arrays that are gone
-        for key in [k for k, (ref, _) in _BROWSER_CACHE.items() if ref() is None]:
-            del _BROWSER_CACHE[key]
-    made = make(X)
-    _BROWSER_CACHE[(what, id(X))] = (weakref.ref(X), made)
-    return made
-
-
-def _sparse_pair(X: np.ndarray):
-    if X.ndim != 2 or np.count_nonzero(X) > 0.3 * X.size:
-        return None
-    import scipy.sparse
-
-    csr = scipy.sparse.csr_matrix(X)
-    return csr, csr.T.tocsr()
-
-
-def _browser_sparse_rows(X: np.ndarray):
-    """``(X, Xᵀ)`` as CSR matrices when at most 30 % of ``X`` is non-zero (Adult: 12 %), else None;
-    made once per array while it lives."""
-    return _made_once("sparse", X, _sparse_pair)
-
-
-def rows_times(X: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``X @ v`` for one vector ``v``.
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        The records, shape ``(n, d)``.
-    v : numpy.ndarray
-        One vector of length ``d``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``X @ v``, length ``n``.
-
-    Notes
-    -----
-    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` (such
-    as Adult's one-hot rows) is multiplied as a sparse matrix.
-    """
-    if sys.platform == "emscripten" and X.dtype == np.float64:
-        pair = _browser_sparse_rows(X)
-        if pair is not None:
-            return pair[0] @ np.asarray(v, float)
-    return X @ v
-
-
-def times_rows(r: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``r @ X`` (``Xᵀr``) for one vector ``r``.
-
-    Parameters
-    ----------
-    r : numpy.ndarray
-        One vector of length ``n``.
-    X : numpy.ndarray
-        The records, shape ``(n, d)``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``r @ X``, length ``d``.
-
-    Notes
-    -----
-    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` is
-    multiplied through its transposed CSR.
-    """
-    if sys.platform == "emscripten" and X.dtype == np.float64:
-        pair = _browser_sparse_rows(X)
-        if pair is not None:
-            return pair[1] @ np.asarray(r, float)
-    return r @ X
-
-
-def _squared_loss_by_moments(x: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``(1/2n)‖Xx − y‖²`` for many models at once from the moments of the data: ``½(xᵀGx − 2xᵀc + yᵀy/n)``
-    with ``G = XᵀX/n`` (cached per array) and ``c = Xᵀy/n``. In the browser, where numpy has no BLAS, this
-    is d/n of the work of forming every margin: the Cyffers et al. panel's walk scores its 6,000
-    models (p = 64) on 1,000 records each for the train and the test objective. The difference of
-    nearly equal terms costs a few digits: 1e-14 relative on that panel's objectives (the test holds it to 1e-11)."""
-    n = X.shape[0]
-    G = _made_once("gram", X, lambda X: X.T @ X / n)  # the d × d part, n·d² work; Xᵀy is n·d
-    c, yy = y @ X / n, float(y @ y) / n
-    flat = x.reshape(-1, x.shape[-1])
-    quadratic = np.einsum("ij,ij->i", flat @ G, flat)
-    return (0.5 * (quadratic - 2.0 * (flat @ c) + yy)).reshape(x.shape[:-1])
-
-
-def models_times_rows(M: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``M @ Xᵀ``: the margins of a stack of models on a set of records.
-
-    Parameters
-    ----------
-    M : numpy.ndarray
-        The models, shape ``(k, d)`` (or any stack whose last axis is ``d``).
-    X : numpy.ndarray
-        The records, shape ``(n, d)``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``M @ X.T``, shape ``(k, n)``.
-
-    Notes
-    -----
-    Natively numpy's product. In the browser numpy has no BLAS: a mostly-zero ``X`` is multiplied as
-    a sparse matrix, any other two-dimensional stack by scipy's OpenBLAS ``gemm``; both are several
-    times faster there than numpy's own product.
-    """
-    if sys.platform == "emscripten" and M.ndim == 2 and X.dtype == np.float64:
-        pair = _browser_sparse_rows(X)
-        if pair is not None:
-            return (pair[0] @ np.asarray(M, float).T).T
-        return scipy.linalg.blas.dgemm(1.0, np.asarray(M, float), X, trans_b=True)
-    return M @ X.T
 
 
 def _per_model(x, X, reduce):
@@ -644,9 +473,7 @@ def _per_model(x, X, reduce):
     of models whose margins hold at most ``_MARGIN_BLOCK`` numbers."""
     x = np.asarray(x)
     if x.ndim < 2:
-        if x.ndim == 1 and sys.platform == "emscripten":
-            return reduce(rows_times(X, x))
-        return reduce(x @ X.T)
+        return reduce(products.model_times_rows(x, X))
     flat = x.reshape(-1, x.shape[-1])
     rows = max(1, _MARGIN_BLOCK // max(X.shape[0], 1))
     if len(flat) <= rows:
@@ -1009,7 +836,7 @@ def _shipped_optima() -> list[tuple[dict, np.ndarray, Optimum]]:
         return out
 
 
-def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") -> Optimum | None:
+def shipped_optimum(p: Problem, browser: bool = products.BROWSER) -> Optimum | None:
     """The optimum of ``p`` from :data:`SHIPPED_OPTIMA` when it holds ``p`` (by :func:`fingerprint`) and we run in
     the browser (natively the solver runs); otherwise None.
 
@@ -1017,8 +844,9 @@ def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") ->
     ----------
     p : Problem
         The problem.
-    browser : bool, default sys.platform == "emscripten"
-        Whether we run in the browser; natively the answer is None.
+    browser : bool, default whether the library runs in the browser
+        Whether we run in the browser (``dpadmm_lite._products.BROWSER`` at import); natively the
+        answer is None.
 
     Returns
     -------
