@@ -94,7 +94,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import scipy.sparse
 
-from .. import _products as products
+from .. import _products
 from .. import _validate as check
 from .. import datasets, topology as topologies
 from ..problems import Agents, Problem, make_agents, soft_threshold
@@ -218,7 +218,7 @@ class LocalData:
         p = self.agents.problem
         s = self.weights[:, None] / self.sizes[:, None] * np.where(self.agents.mask, p._curvature_of_margin(Z), 0.0)
         A = self._X32 * np.sqrt(s).astype(np.float32)[:, :, None]
-        return products.gram_per_agent(A)
+        return _products.gram_per_agent(A)
 
     @cached_property
     def _X32(self) -> np.ndarray:
@@ -455,7 +455,7 @@ class LocalSolver:
         """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
         folded into it (the Newton direction is ``H grad``)."""
         v32 = v.astype(np.float32)  # the inverses are single precision (:meth:`_newton`), so is their product
-        out = products.matrices_times_vectors(self._inverse, v32).astype(float)  # the corrections, the step: double
+        out = _products.matrices_times_vectors(self._inverse, v32).astype(float)  # the corrections, the step: double
         k = self._pending
         if k:
             left, right, _ = self._buffers
@@ -498,7 +498,7 @@ class LocalSolver:
         H_grad += left[:, :, k + 1] * np.einsum("ij,ij->i", step, grad_new)[:, None]
         self._pending = k + 2
         if self._pending == 2 * BFGS_BATCH:
-            products.add_products_per_agent(left, right, self._inverse, work=product)
+            _products.add_products_per_agent(left, right, self._inverse, work=product)
             self._pending = 0
         return H_grad
 
@@ -828,7 +828,7 @@ def _node_test_error(problem: Problem, R) -> np.ndarray:
     chunk = max(1, 2_000_000 // max(N * XT.shape[1], 1))
     for start in range(0, T, chunk):  # chunks of iterations (memory), not a loop over agents
         models = R[start:start + chunk].reshape(-1, d).astype(np.float32)
-        block = products.float32_product(models, XT)
+        block = _products.float32_product(models, XT)
         errors[start:start + chunk] = ((block >= 0) != positive).mean(axis=1).reshape(-1, N)
     return errors
 
