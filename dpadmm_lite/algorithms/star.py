@@ -63,7 +63,8 @@ learning with differential privacy", IEEE TIFS 2019 (``papers/huang2019_…``); 
 Where this module departs from, or has to read into, the papers (each is said again in the
 docstrings):
 
-* **Exact local minimisation** (Alg. 1/2, line 4). The paper does not say how it is solved. For
+* **Exact local minimisation** (Alg. 1/2, line 4; the solvers are in
+  :mod:`dpadmm_lite.algorithms._local`). The paper does not say how it is solved. For
   ℓ2 we run batched damped (chord-)Newton on the stacked smooth subproblems: one ``(N, d, d)``
   batch of Hessians, formed in single precision and inverted in one batched call, preconditions the steps
   and is reused while it still contracts the gradients; Armijo backtracking per agent; the
@@ -117,7 +118,7 @@ __all__ = ["admm_star", "pvp_star", "dvp_star", "dp_admm_star", "dp_sgd_star", "
 REGULARIZERS = ("l1", "l2")
 
 
-# ====================================================================== data, losses, gradients
+# ====================================================================== agents and regulariser
 def stack_agents(problem, *, n_agents: int = 100, sizes=None, owner=None, seed: int = 0) -> Agents:
     """Deal the training data of ``problem`` to ``n_agents`` agents and stack it.
 
