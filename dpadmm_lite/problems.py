@@ -26,129 +26,37 @@ the run's arithmetic only, never on the machine's load.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import hashlib
-import sys
 import warnings
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.blas
 from scipy.special import expit
 
+from . import _products
 from . import _validate as check
+from ._products import models_times_rows as models_times_rows
+from ._products import rows_times as rows_times
+from ._products import times_rows as times_rows
+from ._reference import Optimum as Optimum
+from ._reference import _abs_barrier as _abs_barrier
+from ._reference import _single_threaded_blas, _solve_reference
+from ._reference import _solve_psd as _solve_psd
+from ._work import WORK_KINDS as WORK_KINDS
+from ._work import count_work, paused
+from ._work import counting as counting
+from ._work import work_summary as work_summary
 
 LOSSES = ("squared", "logistic")
 REGULARIZERS = ("l1", "l2", "fused")
-
-
-# ---------------------------------------------------------------------- counted work
-#: What :func:`counting` counts: rows read by products with the data (``data_passes`` = rows / n in a
-#: trace), factorizations (or inversions) of d × d matrices, and linear solves with them.
-WORK_KINDS = ("rows", "factorizations", "solves")
-_COUNTERS: contextvars.ContextVar[tuple] = contextvars.ContextVar("dpadmm_work", default=())
-
-
-@contextlib.contextmanager
-def counting():
-    """Count the data products, factorizations and solves done inside the block (in this thread):
-    yields a dict ``{"rows", "factorizations", "solves"}`` of integers, filled as the work happens.
-    Nested blocks each count everything done inside them."""
-    counts = dict.fromkeys(WORK_KINDS, 0)
-    token = _COUNTERS.set(_COUNTERS.get() + (counts,))
-    try:
-        yield counts
-    finally:
-        _COUNTERS.reset(token)
-
-
-@contextlib.contextmanager
-def paused():
-    """Count nothing inside the block (evaluation, reference solves: not an algorithm's work)."""
-    token = _COUNTERS.set(())
-    try:
-        yield
-    finally:
-        _COUNTERS.reset(token)
-
-
-def count_work(rows: int = 0, factorizations: int = 0, solves: int = 0) -> None:
-    """Add work to every open :func:`counting` block (nothing when none is open).
-
-    Parameters
-    ----------
-    rows : int, default 0
-        Rows of the training data read by a product.
-    factorizations : int, default 0
-        Factorizations of d × d matrices.
-    solves : int, default 0
-        Solves with d × d matrices.
-    """
-    for counts in _COUNTERS.get():
-        counts["rows"] += int(rows)
-        counts["factorizations"] += int(factorizations)
-        counts["solves"] += int(solves)
-
-
-def work_summary(counts, n: int) -> dict:
-    """A run's counts as ``Trace.work``: ``data_passes`` (rows read / n: one product with every
-    record's row is one pass), ``factorizations`` and ``solves``.
-
-    Parameters
-    ----------
-    counts : mapping
-        The counts of a :func:`counting` block: ``rows``, ``factorizations``, ``solves``.
-    n : int
-        Number of training records.
-
-    Returns
-    -------
-    dict
-        ``data_passes`` (float), ``factorizations`` and ``solves`` (int).
-    """
-    return {"data_passes": counts["rows"] / n, "factorizations": int(counts["factorizations"]),
-            "solves": int(counts["solves"])}
 
 
 def _models(x) -> int:
     """How many models a stack ``x`` (…, d) holds."""
     x = np.asarray(x)
     return 1 if x.ndim <= 1 else int(np.prod(x.shape[:-1]))
-
-
-@dataclass(frozen=True)
-class Optimum:
-    """A high-precision reference solution ``x`` with objective ``value``.
-
-    ``iterations`` counts the solver's Newton steps and ``hessians`` the Hessians of the loss it
-    formed; ``residual`` is its optimality certificate: the gradient norm (smooth problems) or
-    the bound ``2mμ + δ²/2`` on ``F(x) − F*`` (ℓ1, fused: barrier duality gap plus half the
-    final Newton decrement).
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        The solution, shape ``(d,)``.
-    value : float
-        The objective ``F(x)``.
-    iterations : int, default 0
-        The solver's Newton steps.
-    residual : float, default nan
-        The optimality certificate (see above).
-    hessians : int, default 0
-        The Hessians of the loss the solver formed.
-    """
-
-    x: np.ndarray
-    value: float
-    iterations: int = 0
-    residual: float = float("nan")
-    hessians: int = 0
 
 
 @dataclass(eq=False)
@@ -273,9 +181,8 @@ class Problem:
         """Mean loss ``f(x) = (1/n) Σ ℓ(x; a_j, b_j)``; vectorised over leading axes of ``x``."""
         X, y = (self.X, self.y) if X is None else (X, y)
         x = np.asarray(x)
-        if (sys.platform == "emscripten" and self.loss == "squared" and x.ndim >= 2
-                and x.size > 4 * X.shape[1] ** 2 and X.shape[0] > X.shape[1]):
-            return _squared_loss_by_moments(x, X, y)
+        if self.loss == "squared" and _products.squared_loss_by_moments_pays(x, X):
+            return _products.squared_loss_by_moments(x, X, y)
         return _per_model(x, X, lambda z: self._loss_of_margin(z, y).mean(axis=-1))
 
     def gradient(self, x) -> np.ndarray:
@@ -305,16 +212,7 @@ class Problem:
             return self._gram  # formed once per problem: no pass of this run's
         count_work(rows=self.n * (1 if margins is not None else 2))
         z = rows_times(self.X, np.asarray(x, float)) if margins is None else margins
-        if sys.platform == "emscripten":  # in the browser (Pyodide) numpy has no BLAS, so YᵀY is a sparse
-            pair = _browser_sparse_rows(self.X)  # product (or scipy's OpenBLAS dsyrk for dense data)
-            if pair is not None:
-                H = (pair[1] @ pair[0].multiply((self._curvature_of_margin(z) / self.n)[:, None]).tocsr()).toarray()
-            else:
-                Y = self.X * np.sqrt(self._curvature_of_margin(z) / self.n)[:, None]
-                H = scipy.linalg.blas.dsyrk(1.0, Y.T)  # (the upper triangle)
-            return np.triu(H) + np.triu(H, 1).T
-        Y = self.X * np.sqrt(self._curvature_of_margin(z) / self.n)[:, None]
-        return Y.T @ Y
+        return _products.weighted_gram(self.X, self._curvature_of_margin(z) / self.n)
 
     @cached_property
     def _gram(self) -> np.ndarray:
@@ -368,11 +266,9 @@ class Problem:
     def constraint_products(self):
         """``A`` for the iterations' products ``A @ x`` and ``A.T @ v`` (one vector each): the matrix
         itself, except in the browser, where numpy's dense product has no BLAS and a sparse ``A`` (the
-        fused lasso's ``[W; I]``, the identity) is multiplied by its non-zeros (:class:`_SparseProducts`)."""
-        A = self.constraint_matrix
-        if sys.platform == "emscripten" and np.count_nonzero(A) <= A.size // 4:
-            return _SparseProducts(A)
-        return A
+        fused lasso's ``[W; I]``, the identity) is multiplied by its non-zeros
+        (:func:`dpadmm_lite._products.constraint_products`)."""
+        return _products.constraint_products(self.constraint_matrix)
 
     @cached_property
     def constraint_pinv_T(self) -> np.ndarray:
@@ -473,170 +369,10 @@ class Problem:
                        self.feature_bound, self.data_dependence)
 
 
-class _SparseProducts:
-    """A mostly-zero dense matrix's products with vectors, by its non-zeros: ``self @ x`` and
-    ``self.T @ v`` sum the same terms as the dense product, in row order. In the browser (Pyodide)
-    numpy has no BLAS, and a small mostly-zero matrix such as Liu et al.'s ``A = [W; I]`` (370 × 104,
-    6 % non-zero) is several times faster this way; natively the dense product is used. The identity
-    (ℓ1/ℓ2 problems) is ``x + 0.0``: the same doubles as its one-term sums (−0.0 becomes +0.0 there
-    too), at a fraction of the cost."""
-
-    def __init__(self, M: np.ndarray, _transpose: "_SparseProducts | None" = None):
-        self.shape = M.shape
-        rows, cols = np.nonzero(M)
-        self._rows, self._cols, self._values = rows.astype(np.intp), cols.astype(np.intp), M[rows, cols]
-        self._identity = (M.shape[0] == M.shape[1] == len(rows) and np.array_equal(rows, cols)
-                          and bool(np.all(self._values == 1.0)))
-        self._transpose = _transpose
-        self._M = M
-
-    @property
-    def T(self) -> "_SparseProducts":
-        if self._transpose is None:
-            self._transpose = _SparseProducts(self._M.T, _transpose=self)
-        return self._transpose
-
-    def __matmul__(self, x):
-        x = np.asarray(x)
-        if x.ndim != 1:
-            return self._M @ x
-        if self._identity:
-            return x + 0.0
-        return np.bincount(self._rows, weights=self._values * x[self._cols], minlength=self.shape[0])
-
-
 #: Margins formed at once when many models are evaluated (a run's T iterates on n records): a
 #: block of at most this many keeps the temporaries small (8 MB) instead of T·n at once, which
 #: for T = 500 on Adult's 40,000 records cost seconds of fresh memory on every redraw.
 _MARGIN_BLOCK = 1 << 20
-
-
-_BROWSER_CACHE: dict[tuple, tuple] = {}  # (what, id(X)) → (a weak reference to X, what was made of it)
-
-
-def _made_once(what: str, X: np.ndarray, make):
-    """``make(X)``, made once per array (and ``what``) while the array lives: the browser's per-data caches."""
-    hit = _BROWSER_CACHE.get((what, id(X)))
-    if hit is not None and hit[0]() is X:
-        return hit[1]
-    if len(_BROWSER_CACHE) > 64:  # forget the arrays that are gone
-        for key in [k for k, (ref, _) in _BROWSER_CACHE.items() if ref() is None]:
-            del _BROWSER_CACHE[key]
-    made = make(X)
-    _BROWSER_CACHE[(what, id(X))] = (weakref.ref(X), made)
-    return made
-
-
-def _sparse_pair(X: np.ndarray):
-    if X.ndim != 2 or np.count_nonzero(X) > 0.3 * X.size:
-        return None
-    import scipy.sparse
-
-    csr = scipy.sparse.csr_matrix(X)
-    return csr, csr.T.tocsr()
-
-
-def _browser_sparse_rows(X: np.ndarray):
-    """``(X, Xᵀ)`` as CSR matrices when at most 30 % of ``X`` is non-zero (Adult: 12 %), else None;
-    made once per array while it lives."""
-    return _made_once("sparse", X, _sparse_pair)
-
-
-def rows_times(X: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``X @ v`` for one vector ``v``.
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        The records, shape ``(n, d)``.
-    v : numpy.ndarray
-        One vector of length ``d``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``X @ v``, length ``n``.
-
-    Notes
-    -----
-    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` (such
-    as Adult's one-hot rows) is multiplied as a sparse matrix.
-    """
-    if sys.platform == "emscripten" and X.dtype == np.float64:
-        pair = _browser_sparse_rows(X)
-        if pair is not None:
-            return pair[0] @ np.asarray(v, float)
-    return X @ v
-
-
-def times_rows(r: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``r @ X`` (``Xᵀr``) for one vector ``r``.
-
-    Parameters
-    ----------
-    r : numpy.ndarray
-        One vector of length ``n``.
-    X : numpy.ndarray
-        The records, shape ``(n, d)``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``r @ X``, length ``d``.
-
-    Notes
-    -----
-    Natively numpy's product. In the browser numpy has no BLAS, so a mostly-zero float64 ``X`` is
-    multiplied through its transposed CSR.
-    """
-    if sys.platform == "emscripten" and X.dtype == np.float64:
-        pair = _browser_sparse_rows(X)
-        if pair is not None:
-            return pair[1] @ np.asarray(r, float)
-    return r @ X
-
-
-def _squared_loss_by_moments(x: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``(1/2n)‖Xx − y‖²`` for many models at once from the moments of the data: ``½(xᵀGx − 2xᵀc + yᵀy/n)``
-    with ``G = XᵀX/n`` (cached per array) and ``c = Xᵀy/n``. In the browser, where numpy has no BLAS, this
-    is d/n of the work of forming every margin: the Cyffers et al. panel's walk scores its 6,000
-    models (p = 64) on 1,000 records each for the train and the test objective. The difference of
-    nearly equal terms costs a few digits: 1e-14 relative on that panel's objectives (the test holds it to 1e-11)."""
-    n = X.shape[0]
-    G = _made_once("gram", X, lambda X: X.T @ X / n)  # the d × d part, n·d² work; Xᵀy is n·d
-    c, yy = y @ X / n, float(y @ y) / n
-    flat = x.reshape(-1, x.shape[-1])
-    quadratic = np.einsum("ij,ij->i", flat @ G, flat)
-    return (0.5 * (quadratic - 2.0 * (flat @ c) + yy)).reshape(x.shape[:-1])
-
-
-def models_times_rows(M: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``M @ Xᵀ``: the margins of a stack of models on a set of records.
-
-    Parameters
-    ----------
-    M : numpy.ndarray
-        The models, shape ``(k, d)`` (or any stack whose last axis is ``d``).
-    X : numpy.ndarray
-        The records, shape ``(n, d)``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``M @ X.T``, shape ``(k, n)``.
-
-    Notes
-    -----
-    Natively numpy's product. In the browser numpy has no BLAS: a mostly-zero ``X`` is multiplied as
-    a sparse matrix, any other two-dimensional stack by scipy's OpenBLAS ``gemm``; both are several
-    times faster there than numpy's own product.
-    """
-    if sys.platform == "emscripten" and M.ndim == 2 and X.dtype == np.float64:
-        pair = _browser_sparse_rows(X)
-        if pair is not None:
-            return (pair[0] @ np.asarray(M, float).T).T
-        return scipy.linalg.blas.dgemm(1.0, np.asarray(M, float), X, trans_b=True)
-    return M @ X.T
 
 
 def _per_model(x, X, reduce):
@@ -644,9 +380,7 @@ def _per_model(x, X, reduce):
     of models whose margins hold at most ``_MARGIN_BLOCK`` numbers."""
     x = np.asarray(x)
     if x.ndim < 2:
-        if x.ndim == 1 and sys.platform == "emscripten":
-            return reduce(rows_times(X, x))
-        return reduce(x @ X.T)
+        return reduce(_products.model_times_rows(x, X))
     flat = x.reshape(-1, x.shape[-1])
     rows = max(1, _MARGIN_BLOCK // max(X.shape[0], 1))
     if len(flat) <= rows:
@@ -966,7 +700,7 @@ def feature_graph(X, *, sparsity: float = 0.1, threshold: float = 0.0, form: str
     return W.copy()
 
 
-# ---------------------------------------------------------------------- reference solver
+# ---------------------------------------------------------------------- reference optima
 #: The reference optima of the site's live panels' problems, solved natively by :func:`_solve_reference` (or the
 #: strongly convex problem's solver) and shipped with the library (``python -m dpadmm_book.live._optima`` rewrites
 #: it). In the browser solving one would take most of a panel's first run (Huang et al.'s 40,000 Adult rows, the
@@ -1009,7 +743,7 @@ def _shipped_optima() -> list[tuple[dict, np.ndarray, Optimum]]:
         return out
 
 
-def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") -> Optimum | None:
+def shipped_optimum(p: Problem, browser: bool = _products.BROWSER) -> Optimum | None:
     """The optimum of ``p`` from :data:`SHIPPED_OPTIMA` when it holds ``p`` (by :func:`fingerprint`) and we run in
     the browser (natively the solver runs); otherwise None.
 
@@ -1017,8 +751,9 @@ def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") ->
     ----------
     p : Problem
         The problem.
-    browser : bool, default sys.platform == "emscripten"
-        Whether we run in the browser; natively the answer is None.
+    browser : bool, default whether the library runs in the browser
+        Whether we run in the browser (``dpadmm_lite._products.BROWSER`` at import); natively the
+        answer is None.
 
     Returns
     -------
@@ -1032,247 +767,6 @@ def shipped_optimum(p: Problem, browser: bool = sys.platform == "emscripten") ->
         if problem == exact and np.allclose(sums, shipped_sums, rtol=1e-10, atol=1e-12):
             return Optimum(optimum.x.copy(), optimum.value, optimum.iterations, optimum.residual, optimum.hessians)
     return None
-
-
-def _solve_reference(p: Problem) -> Optimum:
-    """High-precision optimum of ``F(x) = f(x) + λ r(x)`` by second-order methods.
-
-    * ``r = ½‖x‖²`` (or λ = 0): damped Newton's method on the smooth objective
-      (:func:`_newton_smooth`), quadratically convergent;
-    * ``r = ‖x‖₁`` and ``r = ‖Ax‖₁``: a log-barrier interior-point method on the epigraph form
-      ``min f(x) + λ Σ t  s.t. −t ≤ Ax ≤ t`` (:func:`_barrier`; the central path of Koh, Kim &
-      Boyd 2007 for ℓ1-regularised logistic regression) with Newton steps; the barrier
-      parameter μ shrinks until the duality gap ``2mμ`` is below ``1e-13 (1 + F(0))``.
-
-    First-order methods (L-BFGS-B on a split ``x = u − v``; ADMM with Newton x-steps for the fused
-    penalty) are slow on Adult and stop with KKT residuals around 1e-5.
-
-    Both methods use the ``d × d`` Hessian of ``f``, so they cost a few dozen passes over the
-    data (Adult: d = 104) and reach machine precision where first-order methods stall.
-    """
-    with _single_threaded_blas():
-        if p.regularizer == "l2" or p.lam == 0:
-            return _newton_smooth(p, ridge=p.lam if p.regularizer == "l2" else 0.0)
-        return _barrier(p)
-
-
-def _single_threaded_blas():
-    """One BLAS thread while the reference solver runs.
-
-    The solver's work is matrix-vector products over the data (memory-bound, no gain from
-    threads) and a few ``d × d`` Hessians; on a busy machine multi-threaded OpenBLAS makes the
-    same Adult solve several times slower, as its threads wait for cores.
-    """
-    try:
-        from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
-    except ImportError:  # pragma: no cover
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-def _loss_parts(p: Problem, x):
-    """``f(x)``, ``∇f(x)`` and the Hessian ``∇²f(x)`` in one pass over the data."""
-    z = rows_times(p.X, x)
-    r = p._dloss_of_margin(z, p.y)
-    value = float(p._loss_of_margin(z, p.y).mean())
-    grad = times_rows(r, p.X) / p.n
-    return value, grad, p.hessian(x, margins=z)
-
-
-def _solve_psd(H, b):
-    """Solve ``H v = b`` for a symmetric positive (semi)definite ``H``, in a well-scaled form.
-
-    The barrier Hessians near the end of the central path have diagonals spanning 15+ orders
-    of magnitude (``h_μ'' = λ²/2μ`` on a fused or zero coordinate, ``≈ μ/z²`` off it), so LAPACK's
-    condition estimate on ``H`` itself reports ``rcond ≈ 1e-18`` although the system is benign:
-    almost all of that is diagonal scaling. We solve the Jacobi-scaled system
-    ``(DHD)(D⁻¹v) = Db`` with ``D = diag(H)^(-1/2)`` by Cholesky, and fall back to a
-    truncated eigen-solve (the minimum-norm solution on the numerically positive subspace)
-    if the scaled matrix is still not numerically positive definite.
-    """
-    diag = np.diag(H).copy()
-    scale = np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1.0)), 1.0)
-    Hs = H * scale[:, None] * scale[None, :]
-    bs = b * scale
-    try:
-        return scale * scipy.linalg.cho_solve(scipy.linalg.cho_factor(Hs, check_finite=False), bs,
-                                              check_finite=False)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        w, V = np.linalg.eigh(Hs)
-        keep = w > max(w[-1], 0.0) * 1e-14 * len(w)
-        return scale * (V[:, keep] @ ((V[:, keep].T @ bs) / w[keep]))
-
-
-def _newton_smooth(p: Problem, ridge: float) -> Optimum:
-    """Damped Newton on ``f(x) + ridge/2 ‖x‖²`` with Armijo backtracking."""
-    x = np.zeros(p.d)
-    value, grad, hess = _loss_parts(p, x)
-    F = value + 0.5 * ridge * x @ x
-    iterations = 0
-    for iterations in range(1, 201):
-        g = grad + ridge * x
-        step = _solve_psd(hess + ridge * np.eye(p.d), -g)
-        decrement = -(g @ step)  # Newton decrement λ(x)², F(x) − min of the quadratic model × 2
-        if not decrement > 1e-26 * max(1.0, abs(F)):
-            break
-        s = 1.0
-        while True:  # Armijo backtracking (a rounding-level slack lets the last steps through)
-            x_new = x + s * step
-            F_new = float(p.data_loss(x_new)) + 0.5 * ridge * x_new @ x_new
-            if F_new <= F - 0.25 * s * decrement + 4e-16 * abs(F) or s < 1e-10:
-                break
-            s *= 0.5
-        if s < 1e-10:
-            break
-        x = x_new
-        value, grad, hess = _loss_parts(p, x)
-        F = value + 0.5 * ridge * x @ x
-    residual = float(np.linalg.norm(grad + ridge * x))
-    return Optimum(x, float(p.objective(x)), iterations=iterations, residual=residual, hessians=iterations)
-
-
-def _abs_barrier(z, lam: float, mu: float):
-    """``h_μ(z) = min_t λt − μ log(t² − z²)`` elementwise, with its first two derivatives.
-
-    The minimiser is ``t* = (μ + S)/λ`` with ``S = √(μ² + λ²z²)``, so that
-    ``h = μ + S − μ log(2μ(μ + S)/λ²)``, ``h' = λ²z/(μ + S)``, ``h'' = λ²μ/(S(μ + S))``.
-    As μ → 0, ``h_μ(z) − const → λ|z|``: a smooth, strictly convex stand-in for the ℓ1 term.
-    """
-    S = np.sqrt(mu**2 + (lam * z) ** 2)
-    value = mu + S - mu * np.log(2 * mu * (mu + S) / lam**2)
-    return value, lam**2 * z / (mu + S), lam**2 * mu / (S * (mu + S))
-
-
-_HESSIAN_REFRESH = 0.05  # recompute ∇²f when a margin moved by more than this
-_MU_FACTOR = 0.02  # μ shrinks by this factor per centring stage
-_STAGE_STEPS = 100  # Newton steps allowed in one centring stage (typically 2–15)
-_NEWTON_BUDGET = 600  # Newton steps allowed in total (typically 35–75)
-_CERTIFY_WARN = 1e-11  # warn above this relative suboptimality bound …
-_CERTIFY_FAIL = 1e-8  # … and refuse to return an "optimum" above this one
-
-
-def _barrier(p: Problem) -> Optimum:
-    """Log-barrier interior-point method for ``min f(x) + λ‖Ax‖₁`` (A = I for ℓ1).
-
-    The epigraph form ``min f(x) + λ Σ t  s.t. −t ≤ Ax ≤ t`` with barrier
-    ``φ_μ(x, t) = f(x) + λ Σ t − μ Σ log(t² − (Ax)²)`` is minimised over ``t`` in closed form
-    (:func:`_abs_barrier`), leaving the smooth, strictly convex ``ψ_μ(x) = f(x) + Σ_k h_μ((Ax)_k)``,
-    which damped Newton's method minimises for a decreasing sequence of μ (Boyd &
-    Vandenberghe 2004, Sec. 11.3; the central path of Koh, Kim & Boyd 2007). At the minimiser
-    of ``ψ_μ`` the dual point ``ν = h_μ'(Ax)`` is feasible (``|ν| < λ``) and the duality gap is
-    ``2mμ``.
-
-    Termination is structural, never a floating-point test: the barrier parameters are a fixed,
-    finite schedule ``μ₀, 0.02 μ₀, …`` that ends exactly at ``μ_end = 1e-13 (1 + F(0)) / 2m``,
-    each centring stage stops on the Newton decrement (or a failed line search, i.e. rounding
-    level) within ``_STAGE_STEPS`` steps, and all stages share a budget of ``_NEWTON_BUDGET``
-    steps. (The first version looped "while 2mμ > target" with μ floored at ``target/2m``; for
-    some m — 141, 158, 159, … constraints — ``2m·(target/2m)`` rounds one ulp above
-    ``target``, and the loop re-centred at the floor forever: the 10,000-row Adult hang.)
-    At the end the Newton decrement ``δ²`` is recomputed with an exact Hessian; the result's
-    ``residual`` is the bound ``2mμ_end + δ²/2`` on ``F(x) − F*`` (to second order). Above
-    ``1e-11 (1 + F(0))`` a ``RuntimeWarning`` is issued, above ``1e-8 (1 + F(0))`` a
-    ``RuntimeError`` is raised instead of returning an imprecise "optimum".
-
-    Cost: the data enter through margins ``Xx``, kept up to date with one product ``X·step``
-    per Newton step (so the line search is free), one product ``rᵀX`` for the gradient, and
-    the Hessian of ``f``, recomputed only when some margin has moved by more than 0.05 since
-    the last one (the logistic curvature ``σ(z)σ(−z)`` then changed by a few %); in between,
-    the steps use a slightly stale ``∇²f`` and the exact barrier Hessian — still descent
-    directions for the Armijo search. The Newton systems are solved in Jacobi-scaled form
-    (:func:`_solve_psd`): near the end of the path the barrier Hessian's diagonal spans 15
-    orders of magnitude. Between stages a predictor step follows the tangent of the central
-    path. On Adult (n = 40,000, d = 104) this takes 35–75 Newton steps and 5–20 Hessians.
-    """
-    A = None if p.regularizer == "l1" else p.constraint_matrix  # None: A = I
-    m = p.d if A is None else A.shape[0]
-    lam = p.lam
-    X, y, n = p.X, p.y, p.n
-
-    def newton_system(hess, za, mu):
-        _, h1, h2 = _abs_barrier(za, lam, mu)
-        if A is None:
-            return h1, hess + np.diag(h2)
-        return A.T @ h1, hess + (A.T * h2) @ A
-
-    def psi(value, za, mu):
-        return value + _abs_barrier(za, lam, mu)[0].sum()
-
-    x = np.zeros(p.d)
-    zd = np.zeros(n)  # data margins X x
-    za = np.zeros(m)  # constraint values A x
-    value = float(p._loss_of_margin(zd, y).mean())
-    grad = times_rows(p._dloss_of_margin(zd, y), X) / n
-    hess, z_hess = p.hessian(x, margins=zd), zd.copy()
-    scale = 1.0 + abs(value)
-    mu_end = 1e-13 * scale / (2 * m)  # final duality gap 2mμ = 1e-13 (1 + F(0))
-    mu_start = max(value, 1e-3) / (2 * m)  # initial duality gap ≈ F(0)
-    stages = max(0, int(np.ceil(np.log(mu_start / mu_end) / np.log(1 / _MU_FACTOR))))
-    schedule = mu_start * _MU_FACTOR ** np.arange(stages)
-    schedule = np.append(schedule[schedule > mu_end], mu_end)  # finite, ends exactly at μ_end
-    iterations = hessians = 1
-    mu = schedule[0]
-    for stage, mu in enumerate(schedule):
-        if stage > 0:
-            # predictor along the central path: H dx/dμ = −Aᵀ ∂h'/∂μ, with ∂h'/∂μ = −λ²z/(S(μ+S))
-            mu_prev = schedule[stage - 1]
-            S = np.sqrt(mu_prev**2 + (lam * za) ** 2)
-            dh1 = -(lam**2) * za / (S * (mu_prev + S))
-            _, H = newton_system(hess, za, mu_prev)
-            step = (mu - mu_prev) * _solve_psd(H, -(dh1 if A is None else A.T @ dh1))
-            dzd, dza = rows_times(X, step), (step if A is None else A @ step)
-            value_new = float(p._loss_of_margin(zd + dzd, y).mean())
-            if psi(value_new, za + dza, mu) < psi(value, za, mu):  # keep it only if it helps
-                x, zd, za, value = x + step, zd + dzd, za + dza, value_new
-                grad = times_rows(p._dloss_of_margin(zd, y), X) / n
-        current = psi(value, za, mu)
-        for _ in range(min(_STAGE_STEPS, _NEWTON_BUDGET - iterations)):  # centring: damped Newton on ψ_μ
-            iterations += 1
-            g_barrier, H = newton_system(hess, za, mu)
-            g = grad + g_barrier
-            step = _solve_psd(H, -g)
-            decrement = -(g @ step)  # Newton decrement δ², twice the predicted decrease
-            if not decrement > 1e-26 * max(1.0, abs(current)):
-                break
-            dzd = rows_times(X, step)
-            dza = step if A is None else A @ step
-            s = 1.0
-            while True:  # Armijo backtracking (a rounding-level slack lets the last steps through)
-                value_new = float(p._loss_of_margin(zd + s * dzd, y).mean())
-                trial = psi(value_new, za + s * dza, mu)
-                if trial <= current - 0.25 * s * decrement + 4e-16 * abs(current) or s < 1e-12:
-                    break
-                s *= 0.5
-            if s < 1e-12:  # no progress left at this precision
-                break
-            x = x + s * step
-            zd, za, value, current = zd + s * dzd, za + s * dza, value_new, trial
-            grad = times_rows(p._dloss_of_margin(zd, y), X) / n
-            if p.loss != "squared" and np.max(np.abs(zd - z_hess)) > _HESSIAN_REFRESH:
-                hess, z_hess = p.hessian(x, margins=zd), zd.copy()
-                hessians += 1
-            if decrement < 1e-20 * max(1.0, abs(current)):
-                break
-        zd, za = rows_times(X, x), (x if A is None else A @ x)  # drop the rounding the updates accumulated
-        if iterations >= _NEWTON_BUDGET:
-            break
-    # certificate at the last centred μ, with an exact Hessian
-    value, grad, hess = _loss_parts(p, x)
-    hessians += 1
-    g_barrier, H = newton_system(hess, za, mu)
-    g = grad + g_barrier
-    decrement = max(0.0, float(-(g @ _solve_psd(H, -g))))
-    bound = 2 * m * mu + 0.5 * decrement
-    if not bound <= _CERTIFY_FAIL * scale:
-        raise RuntimeError(f"the interior-point reference solver did not converge: after {iterations} Newton "
-                           f"steps the suboptimality bound is {bound:.2e} (barrier gap 2mμ = {2 * m * mu:.2e}, "
-                           f"Newton decrement² = {decrement:.2e}); the problem may be badly scaled")
-    if not bound <= _CERTIFY_WARN * scale:
-        warnings.warn(f"reference optimum only certified to {bound:.2e} (target {1e-13 * scale:.1e}) after "
-                      f"{iterations} Newton steps", RuntimeWarning, stacklevel=3)
-    return Optimum(x, float(p.objective(x)), iterations=iterations, residual=bound, hessians=hessians)
 
 
 # ---------------------------------------------------------------------- agents

@@ -1,19 +1,18 @@
-"""The library's browser-only paths (Pyodide, ``sys.platform == "emscripten"``), run natively.
+"""The library's browser-only paths (Pyodide, ``sys.platform == "emscripten"``), run natively by setting
+``dpadmm_lite._products.BROWSER``, the one flag they read.
 
 In the browser numpy has no BLAS (its matrix product is a plain loop: YᵀY on Adult's 40,000 × 104
 took 6.5 s in WebAssembly, which made the Huang panel's first run, through the reference optimum's
 Newton Hessians, take about a minute); :meth:`Problem.hessian` forms it with scipy's OpenBLAS
-``dsyrk`` there instead. Natively the same branch must give numpy's Hessian, to rounding.
+``dsyrk`` there instead (:func:`dpadmm_lite._products.weighted_gram`). Natively the same branch must give numpy's Hessian, to rounding.
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
-from dpadmm_lite import datasets, problems
+from dpadmm_lite import _products, datasets, problems
 
 
 def test_the_browsers_hessian_is_numpys(monkeypatch):
@@ -21,20 +20,20 @@ def test_the_browsers_hessian_is_numpys(monkeypatch):
     problem = problems.logistic(X[:3000], y[:3000], 1e-6, "l2", X_test=X_test, y_test=y_test)
     x = np.random.default_rng(0).normal(size=problem.d)
     native = problem.hessian(x)
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     browser = problem.hessian(x)
     assert browser.shape == native.shape and np.array_equal(browser, browser.T)  # both triangles
     np.testing.assert_allclose(browser, native, rtol=1e-12, atol=1e-15 * np.abs(native).max())
     # and the reference optimum the panels' summaries measure their gap against is the same
-    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(_products, "BROWSER", False)
     native_value = problems.logistic(X[:3000], y[:3000], 1e-6, "l2").reference_optimum().value
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     browser_value = problems.logistic(X[:3000], y[:3000], 1e-6, "l2").reference_optimum().value
     assert abs(browser_value - native_value) <= 1e-14 * abs(native_value)
     # the ℓ1 optimum (the log-barrier method: margins, gradients and Hessians by sparse products there)
-    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(_products, "BROWSER", False)
     native_l1 = problems.logistic(X[:3000], y[:3000], 1e-3, "l1").reference_optimum()
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     browser_l1 = problems.logistic(X[:3000], y[:3000], 1e-3, "l1").reference_optimum()
     assert abs(browser_l1.value - native_l1.value) <= 1e-12 * abs(native_l1.value)
     np.testing.assert_allclose(browser_l1.x, native_l1.x, atol=1e-6)
@@ -44,23 +43,24 @@ def test_the_browsers_per_agent_hessians_are_numpys(monkeypatch):
     """Zhang & Zhu's panel: the graph algorithms' per-agent Hessians (numpy's batched AᵀA natively, one
     scipy syrk per agent in the browser) agree, and so does a DVP run drawn from them."""
     from dpadmm_book import live
-    from dpadmm_lite.algorithms import graph
 
     rng = np.random.default_rng(1)
+    monkeypatch.setattr(_products, "BROWSER", True)
     for dtype, rtol in ((np.float32, 2e-5), (np.float64, 1e-12)):
         A = rng.normal(size=(5, 30, 7)).astype(dtype)
-        gram = graph._gram_per_agent(A)
+        gram = _products.gram_per_agent(A)
         assert gram.dtype == np.float64 and np.array_equal(gram, gram.transpose(0, 2, 1))
         np.testing.assert_allclose(gram, np.matmul(A.transpose(0, 2, 1), A), rtol=rtol, atol=rtol)
     # the BFGS fold: one gemm per agent, written in place into the inverses
     L, R = rng.normal(size=(5, 7, 4)), rng.normal(size=(5, 4, 7))
     for out in (np.linalg.inv(rng.normal(size=(5, 7, 7)) + 9 * np.eye(7)), np.zeros((7, 5, 7)).transpose(1, 0, 2)):
         expected = out + np.matmul(L, R)
-        graph._add_products_per_agent(L, R, out)
+        _products.add_products_per_agent(L, R, out)
         np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-13)
+    monkeypatch.setattr(_products, "BROWSER", False)
     settings = dict(algorithm="DVP", epsilon=2.0, iterations=6, n_agents=5, reference=False)
     native = live.zhang2017_network(**settings)["rows"]
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     browser = live.zhang2017_network(**settings)["rows"]
     assert [r["iteration"] for r in browser] == [r["iteration"] for r in native]
     for a, b in zip(browser, native):  # the Hessians only precondition exact Newton solves
@@ -77,25 +77,25 @@ def test_the_browsers_smoothing_is_the_fft(monkeypatch):
     for d, nu in ((104, 2.0), (7, 0.5), (1, 3.0), (2, 1.0)):
         v = rng.normal(size=(3, d))
         native = smoothing.smooth_checked(v, nu)
-        monkeypatch.setattr(sys, "platform", "emscripten")
+        monkeypatch.setattr(_products, "BROWSER", True)
         browser = [smoothing.smooth_checked(v, nu), smoothing.smooth_checked(v[0], nu)]
-        monkeypatch.setattr(sys, "platform", "linux")
+        monkeypatch.setattr(_products, "BROWSER", False)
         np.testing.assert_allclose(browser[0], native, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(browser[1], native[0], rtol=1e-12, atol=1e-14)
         # and it solves Q_ν x = v (the matrix printed in Liu et al., Sec. III-A)
         np.testing.assert_allclose(browser[0] @ smoothing.smoothing_matrix(d, nu).T, v, atol=1e-12)
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     v = rng.normal(size=5)
     assert smoothing.smooth_checked(v, 0.0) is v
 
 
 def test_the_browsers_sparse_products_are_the_dense_ones():
-    """``problems._SparseProducts`` (the browser's ``A @ x`` and ``Aᵀ v`` for a mostly-zero ``A``) equals
+    """``_products.SparseProducts`` (the browser's ``A @ x`` and ``Aᵀ v`` for a mostly-zero ``A``) equals
     numpy's dense products, and a matrix argument falls back to the dense product."""
     rng = np.random.default_rng(3)
     A = rng.normal(size=(40, 12)) * (rng.random((40, 12)) < 0.1)
     A[5] = 0.0  # a row with no non-zero: its product is 0
-    sparse = problems._SparseProducts(A)
+    sparse = _products.SparseProducts(A)
     x, v = rng.normal(size=12), rng.normal(size=40)
     assert sparse.shape == (40, 12) and sparse.T.shape == (12, 40) and sparse.T.T is sparse
     np.testing.assert_allclose(sparse @ x, A @ x, rtol=1e-13, atol=1e-15)
@@ -109,10 +109,10 @@ def test_the_browsers_identity_products_are_its_sums():
     """The identity's products (ℓ1/ℓ2 problems) skip the sums: the same doubles as summing the one
     non-zero term per row, −0.0 included (it becomes +0.0 either way); a near-identity is summed."""
     x = np.array([1.5, -0.0, 0.0, -2.25, 1e-300, np.pi])
-    eye = problems._SparseProducts(np.eye(6))
+    eye = _products.SparseProducts(np.eye(6))
     near = np.eye(6)
     near[2, 2] = 1.0 + 2.0 ** -52
-    summed = problems._SparseProducts(near)
+    summed = _products.SparseProducts(near)
     assert eye._identity and eye.T._identity and not summed._identity
     general = np.bincount(eye._rows, weights=eye._values * x[eye._cols], minlength=6)  # the general path
     for product in (eye @ x, eye.T @ x):
@@ -131,18 +131,18 @@ def test_the_browsers_margins_are_numpys(monkeypatch):
     v, r = M[0], rng.normal(size=2000)
     for rows in (X[:2000], dense[:2000]):
         native = problems.models_times_rows(M, rows), problems.rows_times(rows, v), problems.times_rows(r[:len(rows)], rows)
-        monkeypatch.setattr(sys, "platform", "emscripten")
+        monkeypatch.setattr(_products, "BROWSER", True)
         browser = problems.models_times_rows(M, rows), problems.rows_times(rows, v), problems.times_rows(r[:len(rows)], rows)
-        monkeypatch.setattr(sys, "platform", "linux")
+        monkeypatch.setattr(_products, "BROWSER", False)
         for b, n in zip(browser, native):
             assert b.shape == n.shape
             np.testing.assert_allclose(b, n, rtol=1e-12, atol=1e-12)
-    sparse_pair = problems._browser_sparse_rows(X[:2000])  # (X, Xᵀ) as CSR: Adult is 12 % non-zero
+    sparse_pair = _products.sparse_rows(X[:2000])  # (X, Xᵀ) as CSR: Adult is 12 % non-zero
     assert sparse_pair[0].shape == (2000, X.shape[1]) and sparse_pair[1].shape == (X.shape[1], 2000)
-    assert problems._browser_sparse_rows(dense) is None
+    assert _products.sparse_rows(dense) is None
     problem = problems.logistic(X[:2000], y[:2000], 1e-4, "l2", X_test=X_test, y_test=y_test)
     native = (problem.data_loss(M), problem.accuracy(M))
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     np.testing.assert_allclose(problem.data_loss(M), native[0], rtol=1e-12)
     np.testing.assert_array_equal(problem.accuracy(M), native[1])
 
@@ -158,12 +158,12 @@ def test_the_browsers_fused_lasso_runs_are_native(panel, monkeypatch):
     settings = {"epsilon": 0.7, "rho": 0.05}
     native = live.run_panel(panel, settings)["rows"]
     problem_of.cache_clear()  # the problem caches its products: make a fresh one on the browser's paths
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     try:
-        assert isinstance(problem_of().constraint_products, problems._SparseProducts)
+        assert isinstance(problem_of().constraint_products, _products.SparseProducts)
         browser = live.run_panel(panel, settings)["rows"]
     finally:
-        monkeypatch.setattr(sys, "platform", "linux")
+        monkeypatch.setattr(_products, "BROWSER", False)
         problem_of.cache_clear()
     assert len(browser) == len(native)
     for a, b in zip(browser, native):
@@ -182,16 +182,16 @@ def test_the_browsers_squared_loss_of_many_models_is_numpys(monkeypatch):
     rng = np.random.default_rng(5)
     Z = problem.reference_optimum().x + 0.01 * rng.normal(size=(3, 400, problem.d))
     native = problem.data_loss(Z), problem.data_loss(Z, problem.X_test, problem.y_test)
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     browser = problem.data_loss(Z), problem.data_loss(Z, problem.X_test, problem.y_test)
     for b, n in zip(browser, native):
         assert b.shape == n.shape == (3, 400)
         np.testing.assert_allclose(b, n, rtol=1e-11)
     assert problem.data_loss(Z[0, 0]) == pytest.approx(native[0][0, 0], rel=1e-15)  # one model: its margins
     settings = {"mode": "walk, ring", "epsilon": 0.5}
-    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(_products, "BROWSER", False)
     native_rows = live.run_panel("cyffers2023", settings)["rows"]
-    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_products, "BROWSER", True)
     assert live.run_panel("cyffers2023", settings)["rows"] == native_rows
 
 

@@ -11,7 +11,7 @@ import pytest
 import scipy.optimize
 from sklearn.linear_model import Lasso, LogisticRegression
 
-from dpadmm_lite import datasets, problems
+from dpadmm_lite import _reference, datasets, problems
 
 
 @pytest.fixture(scope="module")
@@ -379,7 +379,7 @@ def test_fused_optimum_terminates_for_every_constraint_count(tmp_path):
 
 def test_barrier_budget_exhaustion_raises_instead_of_hanging(clf_data, monkeypatch):
     X, y, _ = clf_data
-    monkeypatch.setattr(problems, "_NEWTON_BUDGET", 4)
+    monkeypatch.setattr(_reference, "_NEWTON_BUDGET", 4)
     with pytest.raises(RuntimeError, match="did not converge"):
         problems.logistic(X, y, 2e-2, "l1").reference_optimum()
 

@@ -16,6 +16,7 @@ import scipy.optimize
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems
+from dpadmm_lite.algorithms import _local as local_solvers
 from dpadmm_lite.algorithms import star
 
 from algorithm_cases import check_record_every
@@ -307,17 +308,17 @@ def test_renewing_only_the_slow_agents_hessians_solves_the_same_subproblems(smal
     N, d = 4, problem.d
     Z0 = stack.margins(np.random.default_rng(5).normal(size=(N, d)))
     mu = np.full((N, 1), 0.7)
-    full, part = star._hessian_inverse(stack, Z0, mu), star._hessian_inverse(stack, Z0, mu, np.array([1, 3]))
+    full, part = local_solvers._hessian_inverse(stack, Z0, mu), local_solvers._hessian_inverse(stack, Z0, mu, np.array([1, 3]))
     assert np.array_equal(part, full[[1, 3]])
     formed = {"all": 0, "agents": 0}
-    real = star._hessian_inverse
+    real = local_solvers._hessian_inverse
 
     def counting(stack, Z, mu, agents=None):
         out = real(stack, Z, mu, agents)
         formed[mode] += len(out)
         return out
 
-    monkeypatch.setattr(star, "_hessian_inverse", counting)
+    monkeypatch.setattr(local_solvers, "_hessian_inverse", counting)
     solutions = {}
     for mode in ("all", "agents"):
         cache, W, w = {}, np.zeros((N, d)), np.zeros(d)

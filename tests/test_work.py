@@ -10,6 +10,7 @@ import pytest
 
 import dpadmm_lite as dl
 from dpadmm_lite import problems
+from dpadmm_lite.algorithms import _local as local_solvers
 from dpadmm_lite.algorithms import star
 
 
@@ -47,7 +48,7 @@ def test_dp_admm_counts_one_gradient_per_iteration_by_hand(regularizer, sparse, 
     """Algorithm 3 reads the data only through f_i'(w̃_i^{k−1}): the margins at w̃^0 = 0 once, then per
     iteration one Xᵀr (the gradient) and one X w̃ (the next margins) — 1 + 2T passes, no
     factorization, no solve. T = 3 on 12 records: 7 passes."""
-    monkeypatch.setattr(star, "SPARSE_BELOW", 2.0 if sparse else 0.0)  # the sparse and the dense products
+    monkeypatch.setattr(local_solvers, "SPARSE_BELOW", 2.0 if sparse else 0.0)  # the sparse and the dense products
     p = _tiny(regularizer)
     trace = dl.run("dp_admm_star", p, epsilon=1.0, delta=1e-3, rho=0.1, iterations=3, n_agents=2, seed=0)
     assert trace.work == {"data_passes": 7.0, "factorizations": 0, "solves": 0}

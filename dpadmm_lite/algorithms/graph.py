@@ -85,7 +85,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import sys
 import threading
 import weakref
 from dataclasses import dataclass
@@ -94,9 +93,9 @@ from numbers import Integral
 from typing import NamedTuple, Sequence
 
 import numpy as np
-import scipy.linalg.blas
 import scipy.sparse
 
+from .. import _products
 from .. import _validate as check
 from .._constraints import Interval
 from .. import datasets, topology as topologies
@@ -119,31 +118,6 @@ BFGS_BATCH = 8
 
 
 # ---------------------------------------------------------------------- per-agent data, cached
-def _gram_per_agent(A) -> np.ndarray:
-    """``A_pᵀA_p`` for every agent p of a stack ``A`` (N, m, d), one BLAS ``syrk`` per agent (scipy's
-    OpenBLAS: what :meth:`GraphData.hessians` uses where numpy has no BLAS, i.e. in the browser)."""
-    syrk = scipy.linalg.blas.ssyrk if A.dtype == np.float32 else scipy.linalg.blas.dsyrk
-    out = np.empty((A.shape[0], A.shape[2], A.shape[2]))
-    for p in range(A.shape[0]):  # N BLAS calls: numpy's own batched product is a plain loop there
-        upper = syrk(1.0, A[p].T)
-        out[p] = np.triu(upper) + np.triu(upper, 1).T
-    return out
-
-
-def _add_products_per_agent(L, R, out) -> None:
-    """``out_p += L_p R_p`` for every agent p of C-ordered stacks ``L`` (N, a, k), ``R`` (N, k, b) and ``out``
-    (N, a, b), one BLAS ``gemm`` per agent written in place (as the transposed product, so that no
-    array is copied). Used in the browser only, where numpy has no BLAS and its batched product is a
-    plain loop: a BLAS ``gemm`` per agent is faster on the Zhang & Zhu panel's BFGS factors."""
-    if not out.flags.c_contiguous:  # gemm would write into a copy
-        out += np.matmul(L, R)
-        return
-    gemm = scipy.linalg.blas.sgemm if out.dtype == np.float32 else scipy.linalg.blas.dgemm
-    L, R = L.astype(out.dtype, copy=False), R.astype(out.dtype, copy=False)
-    for p in range(L.shape[0]):  # N BLAS calls, as in _gram_per_agent
-        gemm(1.0, R[p].T, L[p].T, beta=1.0, c=out[p].T, overwrite_c=True)
-
-
 @dataclass(eq=False)
 class LocalData:
     """A problem's data dealt to the agents, with the products every local solve needs.
@@ -246,9 +220,7 @@ class LocalData:
         p = self.agents.problem
         s = self.weights[:, None] / self.sizes[:, None] * np.where(self.agents.mask, p._curvature_of_margin(Z), 0.0)
         A = self._X32 * np.sqrt(s).astype(np.float32)[:, :, None]
-        if sys.platform == "emscripten":  # in the browser numpy has no BLAS: its batched AᵀA is a plain loop,
-            return _gram_per_agent(A)     # scipy's syrk per agent is faster
-        return np.matmul(A.transpose(0, 2, 1), A).astype(float)
+        return _products.gram_per_agent(A)
 
     @cached_property
     def _X32(self) -> np.ndarray:
@@ -485,11 +457,7 @@ class LocalSolver:
         """``H v`` for every agent, ``H`` = the lagged Newton inverse plus the BFGS corrections not yet
         folded into it (the Newton direction is ``H grad``)."""
         v32 = v.astype(np.float32)  # the inverses are single precision (:meth:`_newton`), so is their product
-        if sys.platform == "emscripten":  # numpy has no BLAS there: einsum is faster than its batched product
-            out = np.einsum("pij,pj->pi", self._inverse, v32)  # on the Zhang & Zhu panel's (20, 104, 104) inverses
-        else:
-            out = np.matmul(self._inverse, v32[:, :, None])[:, :, 0]
-        out = out.astype(float)  # the corrections and the step are double
+        out = _products.matrices_times_vectors(self._inverse, v32).astype(float)  # the corrections, the step: double
         k = self._pending
         if k:
             left, right, _ = self._buffers
@@ -532,11 +500,7 @@ class LocalSolver:
         H_grad += left[:, :, k + 1] * np.einsum("ij,ij->i", step, grad_new)[:, None]
         self._pending = k + 2
         if self._pending == 2 * BFGS_BATCH:
-            if sys.platform == "emscripten":
-                _add_products_per_agent(left, right, self._inverse)
-            else:
-                np.matmul(left, right, out=product)
-                self._inverse += product
+            _products.add_products_per_agent(left, right, self._inverse, work=product)
             self._pending = 0
         return H_grad
 
@@ -866,10 +830,7 @@ def _node_test_error(problem: Problem, R) -> np.ndarray:
     chunk = max(1, 2_000_000 // max(N * XT.shape[1], 1))
     for start in range(0, T, chunk):  # chunks of iterations (memory), not a loop over agents
         models = R[start:start + chunk].reshape(-1, d).astype(np.float32)
-        if sys.platform == "emscripten":  # numpy has no BLAS there: scipy's OpenBLAS, the same float32 product
-            block = scipy.linalg.blas.sgemm(1.0, models, XT)
-        else:
-            block = models @ XT
+        block = _products.float32_product(models, XT)
         errors[start:start + chunk] = ((block >= 0) != positive).mean(axis=1).reshape(-1, N)
     return errors
 
