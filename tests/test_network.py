@@ -243,7 +243,7 @@ def _candidates(problem, f, scale=1.0):
 def test_dvp_noise_sensitivity_is_at_most_the_ledgers(small):
     """At any released f, the noise that explains it under D and under D′ (one record replaced) differ
     by ‖∇ℓ_j(f) − ∇ℓ′(f)‖ ≤ 2c: the Δ of the ledger (ζΔ + ᾱ = the pure ε recorded)."""
-    trace = dl.run("dvp_graph", small, epsilon=1.0, rho=0.3, iterations=4, topology="ring", n_agents=4)
+    trace = dl.run("dvp_graph", small, epsilon=1.0, rho=0.3, iterations=4, topology="ring", n_agents=4, seed=0)
     f = trace.params["local_models"][0]
     X_c, y_c = _candidates(small, f)
     anchor = small.with_data(-f[None, :] / np.linalg.norm(f), np.ones(1))  # misclassified, at the bound

@@ -242,7 +242,7 @@ def _ridge_reference(p: RidgeProblem) -> Optimum:
     """High-precision optimum of ``f(x) + (λ₂/2)‖x‖² + λ‖Ax‖₁`` (log-barrier Newton method).
 
     The same method as the library's reference solver for the fused lasso
-    (:func:`dpadmm_lite.problems._barrier`): the ℓ1 term in epigraph form with the barrier
+    (:func:`dpadmm_lite._reference._barrier`): the ℓ1 term in epigraph form with the barrier
     ``h_μ`` minimised over the epigraph variable in closed form, damped Newton steps on
     ``ψ_μ(x) = f(x) + (λ₂/2)‖x‖² + Σ_k h_μ((Ax)_k)`` for a fixed, finite schedule of μ down to a
     duality gap ``2mμ = 1e-13 (1 + F(0))``, the Hessian of the data term refreshed only when a
