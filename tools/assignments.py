@@ -154,7 +154,7 @@ def master_notebook(doc: str) -> dict:
     nb = json.loads(chapter.path.read_text())
     cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
     name = Path(doc).name
-    module = re.search(r"from dpadmm_lite\.exercises import (\w+) as ex", chapter_imports(nb))
+    module = re.search(r"from dpadmm_book\.exercises import (\w+) as ex", chapter_imports(nb))
     if module is None:
         raise AssignmentError(f"{doc} does not import its checks as `ex`")
     out = [_raw(f"# ASSIGNMENT CONFIG\nname: {name}\ngenerate:\n  pdf: false\n  filtering: false\n"
