@@ -141,10 +141,10 @@ MUTATION_SCOPE := \
   'dpadmm_lite.mechanisms.x_gaussian__mutmut_*' \
   'dpadmm_lite.mechanisms.x_l2_laplace__mutmut_*' \
   'dpadmm_lite.privacy.xǁPrivacyEventǁscaled__mutmut_*' \
-  'dpadmm_lite.algorithms.star.x_dvp_noise__mutmut_*' \
-  'dpadmm_lite.algorithms.star.x__worst_agent_events__mutmut_*' \
-  'dpadmm_lite.algorithms.linearized.x_noise_scale__mutmut_*' \
-  'dpadmm_lite.algorithms.linearized.x__gradient_bound__mutmut_*'
+  'dpadmm_lite.algorithms.huang2019.x_dvp_noise__mutmut_*' \
+  'dpadmm_lite.algorithms.huang2019.x__worst_agent_events__mutmut_*' \
+  'dpadmm_lite.algorithms.xu2020.x_noise_scale__mutmut_*' \
+  'dpadmm_lite.algorithms.xu2020.x__gradient_bound__mutmut_*'
 
 mutation: $(STAMP)
 	$(UV) -e ".[mutation]"

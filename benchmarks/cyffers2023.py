@@ -8,7 +8,7 @@ Run with ``.venv/bin/python benchmarks/cyffers2023.py``. Prints
 * last, the whole Figure 1 experiment of the paper (App. E): 7 values of ε from 0.01 to 5 × 10
   repetitions × both methods (federated private ADMM and proximal DP-SGD, 10 % of the users per
   round) × 1000 rounds, with the noise calibrated to each ε. Every run of a method goes through one
-  batched call (:func:`dpadmm_lite.algorithms.fixed_point.released_models`), which vectorises over
+  batched call (:func:`dpadmm_lite.algorithms.cyffers2023.released_models`), which vectorises over
   users *and* over ε × repetitions: the runs are split into fixed groups of about 512 (run, user)
   pairs per round, each round of a group makes one pass per line of the update in work arrays reused
   by every round, each run's noise is drawn per (round, run) block straight into its rows and scaled
@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 import dpadmm_lite as dl
-from dpadmm_lite.algorithms import fixed_point
+from dpadmm_lite.algorithms import cyffers2023 as fixed_point
 from _timing import median_ms
 
 N, P, DELTA, ROUNDS, REPETITIONS = 1000, 64, 1e-6, 1000, 10

@@ -44,7 +44,7 @@ import dpadmm_lite as dl  # noqa: E402
 import dpadmm_book as book
 from _timing import best_time, median_ms  # noqa: E402
 
-from dpadmm_lite.algorithms import star  # noqa: E402
+from dpadmm_lite.algorithms import huang2019 as star# noqa: E402
 
 N_AGENTS, T, RHO, LAM = 100, 100, 0.1, 1e-6  # Sec. VI-C: t = 100, ρ = 0.1, λ/n = 1e-6
 

@@ -29,7 +29,7 @@ import numpy as np
 import dpadmm_lite as dl
 from _timing import median_ms
 from dpadmm_lite import smoothing
-from dpadmm_lite.algorithms import stochastic
+from dpadmm_lite.algorithms import liu2022 as stochastic
 from dpadmm_lite.algorithms._blas import single_blas_thread
 
 LIVE_ROWS, BATCH, EPOCHS = 4_000, 50, 4

@@ -1,4 +1,4 @@
-"""Zhang & Zhu's graph runs sharing their passes over the data (dpadmm_lite.algorithms.network.shared_products).
+"""Zhang & Zhu's graph runs sharing their passes over the data (dpadmm_lite.algorithms.zhang2017_perturbation.shared_products).
 
 Prints, with ``uptime``'s load before and after:
 
@@ -21,7 +21,7 @@ import numpy as np
 
 import dpadmm_lite as dl
 from dpadmm_lite import datasets, problems
-from dpadmm_lite.algorithms import graph, network
+from dpadmm_lite.algorithms import zhang2017 as graph, zhang2017_perturbation as network
 
 
 def load() -> str:

@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 import dpadmm_lite as dl
 from _timing import median_ms
-from dpadmm_lite.algorithms.linearized import _data_matrix, noise_scale
+from dpadmm_lite.algorithms.xu2020 import _data_matrix, noise_scale
 
 LIVE_ROWS = 4_000  # the chapter's live panel: a seeded 4,000-row subsample of the Adult training set
 DEFAULT = dict(epsilon=0.1, delta=1e-3, rho=0.1, iterations=100, seed=0)  # ε end to end (calibration="accountant")

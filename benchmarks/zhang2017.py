@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 import dpadmm_lite as dl  # noqa: E402
 import dpadmm_book as book
 from dpadmm_lite import datasets, problems  # noqa: E402
-from dpadmm_lite.algorithms import graph, network  # noqa: E402
+from dpadmm_lite.algorithms import zhang2017 as graph, zhang2017_perturbation as network# noqa: E402
 from dpadmm_book.widgets import _display_data  # noqa: E402
 
 # The chapter's settings (keep in sync with book/zhang2017.ipynb).

@@ -1,7 +1,7 @@
 """How the process's C library keeps freed memory: glibc's malloc thresholds, set once.
 
 A leaf module (it imports nothing of the library) so that a Dask worker (:func:`dpadmm_book.sweep.prepare_worker`)
-and the network algorithms' shared products (:func:`dpadmm_lite.algorithms.network.share_products`) set
+and the network algorithms' shared products (:func:`dpadmm_lite.algorithms.zhang2017_perturbation.share_products`) set
 the same thresholds without importing each other.
 """
 

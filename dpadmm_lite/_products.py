@@ -4,7 +4,7 @@ Natively numpy's products call BLAS. In the reader's browser (Pyodide, ``sys.pla
 numpy has no BLAS and its matrix product is a plain loop, so there a mostly-zero matrix (Adult's one-hot
 rows, the fused lasso's ``A = [W; I]``) is multiplied by its non-zeros and a dense one by scipy's OpenBLAS
 (``gemm``, ``syrk``). Every function here holds both paths and reads :data:`BROWSER`, set once at import;
-the numerics (:mod:`dpadmm_lite.problems`, :mod:`dpadmm_lite.algorithms.graph`) call these functions and
+the numerics (:mod:`dpadmm_lite.problems`, :mod:`dpadmm_lite.algorithms.zhang2017`) call these functions and
 never test the platform themselves. Tests emulate the browser natively by setting :data:`BROWSER`.
 """
 

@@ -295,9 +295,9 @@ def _schedule_sampler(original):
 
 
 def _install_samplers() -> None:
-    from .algorithms import fixed_point, stochastic
+    from .algorithms import cyffers2023, liu2022
 
-    originals = {stochastic._poisson_batch: _batch_sampler, fixed_point._Schedule: _schedule_sampler}
+    originals = {liu2022._poisson_batch: _batch_sampler, cyffers2023._Schedule: _schedule_sampler}
     patches = {original: wrap(original) for original, wrap in originals.items()}
     for module in [m for name, m in list(sys.modules.items()) if m and name.split(".")[0] == __package__]:
         for attribute, value in list(vars(module).items()):
@@ -334,8 +334,8 @@ def intercept_sampling(edit: Callable[[int, Sample], np.ndarray | None] | None =
 
     Notes
     -----
-    Patches the samplers of :mod:`dpadmm_lite.algorithms.stochastic` (``_poisson_batch``) and
-    :mod:`dpadmm_lite.algorithms.fixed_point` (``_Schedule``) wherever the package refers to them, for
+    Patches the samplers of :mod:`dpadmm_lite.algorithms.liu2022` (``_poisson_batch``) and
+    :mod:`dpadmm_lite.algorithms.cyffers2023` (``_Schedule``) wherever the package refers to them, for
     the duration of the block; blocks nest (an outer block's edit is applied first); not thread-safe.
     Federated ADMM replays its schedule before the run to count the participations its ledger charges
     (a replay the block logs too, unless it is memoised), so an edit of its samples makes the run refuse:

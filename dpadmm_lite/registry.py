@@ -103,7 +103,7 @@ LABELS = {
     "sadmm": "stochastic ADMM",
     "dp_vradmm": "DP-VRADMM",
     "svrg_admm": "SVRG-ADMM",
-    # Chen & Lee 2020: Liu et al.'s DP-ADMM baseline for x = y (algorithms/chen_lee.py)
+    # Chen & Lee 2020: Liu et al.'s DP-ADMM baseline for x = y (algorithms/chen2020.py)
     "ssadmm": "ssADMM (Chen & Lee)",
     "sladmm": "stochastic linearised ADMM",
     # Cyffers et al. 2023: ADMM as a noisy fixed-point iteration

@@ -45,33 +45,33 @@ class Case:
 _STAR = {"rho": 0.5, "iterations": 8, "n_agents": 4}
 
 CASES: dict[str, Case] = {
-    # Xu et al. 2020 (linearized.py)
+    # Xu et al. 2020 (xu2020.py)
     "admm_linearized": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
     "acc_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
     "dp_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
     "dp_acc_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 20}),
-    # Huang et al. 2019 (star.py)
+    # Huang et al. 2019 (huang2019.py)
     "admm_star": Case(logistic_problem, _STAR),
     "pvp_star": Case(logistic_problem, _STAR),
     "dvp_star": Case(logistic_problem, _STAR),
     "dp_admm_star": Case(logistic_problem, _STAR),
     "dp_sgd_star": Case(logistic_problem, _STAR),
-    # Zhang & Zhu 2017, non-private (graph.py)
+    # Zhang & Zhu 2017, non-private (zhang2017.py)
     "admm_graph": Case(logistic_problem, {"rho": 1.0, "iterations": 10, "n_agents": 4, "topology": "ring"}),
-    # Zhang & Zhu 2017, private (network.py)
+    # Zhang & Zhu 2017, private (zhang2017_perturbation.py)
     "dvp_graph": Case(logistic_problem, {"rho": 0.5, "iterations": 8, "n_agents": 4, "topology": "ring"}),
     "pvp_graph": Case(logistic_problem, {"rho": 0.5, "iterations": 8, "n_agents": 4, "topology": "ring"}),
-    # Liu et al. 2022 (stochastic.py): DP-SADMM counts steps T, DP-VRADMM epochs S (m = 2n/b inner steps each)
+    # Liu et al. 2022 (liu2022.py): DP-SADMM counts steps T, DP-VRADMM epochs S (m = 2n/b inner steps each)
     "sadmm": Case(logistic_problem, {"rho": 1.0, "iterations": 30, "nu": 2.0, "batch_size": 40}),
     "dp_sadmm": Case(logistic_problem, {"rho": 1.0, "iterations": 30, "nu": 2.0, "batch_size": 40}),
     "svrg_admm": Case(logistic_problem, {"rho": 1.0, "iterations": 3, "nu": 2.0, "batch_size": 40}),
     "dp_vradmm": Case(logistic_problem, {"rho": 1.0, "iterations": 3, "nu": 2.0, "batch_size": 40}),
-    # Chen & Lee 2020 (chen_lee.py): Liu et al.'s DP-ADMM baseline, steps T of a Poisson minibatch, x = y
+    # Chen & Lee 2020 (chen2020.py): Liu et al.'s DP-ADMM baseline, steps T of a Poisson minibatch, x = y
     "sladmm": Case(lambda scale=1.0: logistic_problem(scale, penalty="l1"), {"rho": 1.0, "iterations": 30,
                                                                              "batch_size": 40}),
     "ssadmm": Case(lambda scale=1.0: logistic_problem(scale, penalty="l1"), {"rho": 1.0, "iterations": 30,
                                                                              "batch_size": 40}),
-    # Cyffers et al. 2023 (fixed_point.py): one user per record; clipped Lasso (γ = 1/ρ = 400)
+    # Cyffers et al. 2023 (cyffers2023.py): one user per record; clipped Lasso (γ = 1/ρ = 400)
     "admm_consensus": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "relaxation": 0.5, "clip": 0.1}),
     "private_admm": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "relaxation": 0.5, "clip": 0.1}),
     "admm_federated": Case(lasso_problem, {"rho": 1 / 400, "iterations": 10, "clip": 0.1, "sampling_rate": 0.2}),

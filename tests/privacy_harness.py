@@ -294,13 +294,13 @@ _GRAPH = {"n_agents": 2, "topology": "ring", "owner": round_robin(240, 2)}
 
 
 def _cyffers_ridge_noise(problem, on, off):
-    """Cyffers et al. (fixed_point.py) on ridge: ``z = ū/(1 + (γ/n)λ)`` and one user's drawn θσξ moves
+    """Cyffers et al. (cyffers2023.py) on ridge: ``z = ū/(1 + (γ/n)λ)`` and one user's drawn θσξ moves
     ū by 1/n of itself, so the noise is ``(z_on − z_off)(n + γλ)`` (the prox of ridge is linear)."""
     return (np.asarray(on.model, float) - np.asarray(off.model, float)) * (problem.n + on.params["gamma"] * problem.lam)
 
 
 def _cyffers_sgd_noise(problem, on, off):
-    """DP-SGD of fixed_point.py on ridge: ``z_K = (z_{K−1} − η(G + σξ)/(qn))/(1 + ηλ)``."""
+    """DP-SGD of cyffers2023.py on ridge: ``z_K = (z_{K−1} − η(G + σξ)/(qn))/(1 + ηλ)``."""
     p = on.params
     factor = -p["step"] / (p["sampling_rate"] * problem.n * (1 + p["step"] * problem.lam))
     return (np.asarray(on.model, float) - np.asarray(off.model, float)) / factor
@@ -309,12 +309,12 @@ def _cyffers_sgd_noise(problem, on, off):
 _CYFFERS = {"rho": 1 / 40, "relaxation": 0.5, "clip": 0.1}  # ridge (squared_l2, n = 40): γ = 40
 _CYFFERS_ROW = lambda k: (0, (k - 1, 0))  # noqa: E731  one call draws rounds × users × d: round k, user 0
 _CYFFERS_FED_ROW = lambda k: (0, ((k - 1) * 40,))  # noqa: E731  q = 1: rows (round, user), user 0 of round k
-_CYFFERS_WALK_FIRST = int(__import__("dpadmm_lite.algorithms.fixed_point", fromlist=["_walk_paths"])
+_CYFFERS_WALK_FIRST = int(__import__("dpadmm_lite.algorithms.cyffers2023", fromlist=["_walk_paths"])
                           ._walk_paths(None, 40, 1, [0])[0, 0])  # the walk's first user at seed 0
 
 # ====================================================================== the entries
 ENTRIES: dict[str, Entry] = {
-    # Xu et al. 2020 (linearized.py): x_T = x_{T−1} − (η/γ)(∇f + P_T + …)
+    # Xu et al. 2020 (xu2020.py): x_T = x_{T−1} − (η/γ)(∇f + P_T + …)
     "dp_admm": Entry(
         releases=(_XU,),
         sensitivity=_XU_SENS,
@@ -326,7 +326,7 @@ ENTRIES: dict[str, Entry] = {
         sensitivity=_XU_SENS,
         audit=Audit(_audit_ridge, {"rho": 1.0, "iterations": 1, "clip": 0.1}, runs=200_000),
     ),
-    # Huang et al. 2019 (star.py): the aggregator averages the agents' noisy broadcasts
+    # Huang et al. 2019 (huang2019.py): the aggregator averages the agents' noisy broadcasts
     "pvp_star": Entry(
         releases=(Release("PVP", star_site, gain=_MEAN_OF_AGENTS),),
         # the exact minimiser moves by ‖Δ∇‖/(m(ρ + λ + curvature)): well inside 2c₁/(m(ρ + λ))
@@ -366,7 +366,7 @@ ENTRIES: dict[str, Entry] = {
         ),
         audit=Audit(tiny_logistic, {"iterations": 1, "n_agents": 1, "clip": 0.3}, runs=1_000_000, teeth=True),
     ),
-    # Zhang & Zhu 2017 in the star (star.py): objective perturbation of the local update; one agent
+    # Zhang & Zhu 2017 in the star (huang2019.py): objective perturbation of the local update; one agent
     "dvp_star": Entry(
         releases=(Release("DVP", lambda k: (k - 1, (0,)), recover=_dvp_dual_noise),),
         options={"n_agents": 1, "iterations": 3, "epsilon": 0.05},
@@ -383,7 +383,7 @@ ENTRIES: dict[str, Entry] = {
         # the local update is non-linear in the dual noise: one library run per audit run
         audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 1}, runs=200, method="runs"),
     ),
-    # Zhang & Zhu 2017 over a network (network.py): one ℓ2-Laplace call per iteration for all nodes
+    # Zhang & Zhu 2017 over a network (zhang2017_perturbation.py): one ℓ2-Laplace call per iteration for all nodes
     # (iteration k is call k−1, row 0 = node 0); the released f_p is an exact minimiser, recovered by (13)
     "dvp_graph": Entry(
         releases=(Release("DVP broadcast", lambda k: (k - 1, (0,)), recover=_graph_dual_noise),),
@@ -408,7 +408,7 @@ ENTRIES: dict[str, Entry] = {
                                  margin=MARGIN, min_ratio=0.95)),
         audit=Audit(tiny_logistic, {"rho": 0.5, "iterations": 1, "n_agents": 2, "topology": "ring"}, runs=300),
     ),
-    # Liu et al. 2022 (stochastic.py): one call draws u_0 … u_{T−1} (T, d); DP-VRADMM draws U (S, m, d),
+    # Liu et al. 2022 (liu2022.py): one call draws u_0 … u_{T−1} (T, d); DP-VRADMM draws U (S, m, d),
     # then the snapshot noise P (S, d). The smoothed step makes the gain a matrix: recover by Q_ν.
     "dp_sadmm": Entry(
         releases=(Release("minibatch gradient", lambda k: (0, (k - 1,)), recover=_liu_sadmm_noise),),
@@ -423,7 +423,7 @@ ENTRIES: dict[str, Entry] = {
                                  min_ratio=0.95)),
         audit=Audit(tiny_logistic, _LIU_AUDIT, runs=300),
     ),
-    # Chen & Lee 2020 (chen_lee.py): one call draws u_0 … u_{T−1} (T, d); x_T moves by −u/(1/η + ρ), the
+    # Chen & Lee 2020 (chen2020.py): one call draws u_0 … u_{T−1} (T, d); x_T moves by −u/(1/η + ρ), the
     # released model is x_T ("last") or the average of the last T − ⌊T/2⌋ iterates ("tail")
     "ssadmm": Entry(
         releases=(Release("ssADMM", lambda k: (0, (k - 1,)), gain=_chen_lee_gain),),
@@ -448,7 +448,7 @@ ENTRIES: dict[str, Entry] = {
                                  min_ratio=0.95, release=1)),
         audit=Audit(tiny_logistic, {**_LIU_AUDIT, "inner": 1}, runs=300),
     ),
-    # Cyffers et al. 2023 (fixed_point.py): each run draws its noise in one call per chunk of rounds (here
+    # Cyffers et al. 2023 (cyffers2023.py): each run draws its noise in one call per chunk of rounds (here
     # one call), scaled by θσ; on ridge the released z is linear in each user's noise.
     "private_admm": Entry(
         releases=(Release("u-update", _CYFFERS_ROW, recover=_cyffers_ridge_noise),),

@@ -771,7 +771,7 @@ def test_a_nan_model_under_a_finite_epsilon_is_refused(monkeypatch):
 
     original = mechanisms.gaussian
     monkeypatch.setattr(mechanisms, "gaussian", lambda rng, sigma, shape: original(rng, sigma, shape) * NAN)
-    monkeypatch.setattr(sys.modules["dpadmm_lite.algorithms.linearized"], "gaussian", mechanisms.gaussian,
+    monkeypatch.setattr(sys.modules["dpadmm_lite.algorithms.xu2020"], "gaussian", mechanisms.gaussian,
                         raising=False)
     valid = _edge_valid("dp_admm")
     with pytest.raises(registry.NonFiniteModel, match=r"dp_admm released a model with .* NaN .*rho=1\.0"):
@@ -831,7 +831,7 @@ def test_exact_numbers_are_accounted_as_their_floats():
 
 def test_a_batch_of_cyffers_runs_refuses_a_nan_model_too(monkeypatch):
     """fixed_point.run_many (the sweeps' batched entry point, outside the registry's wrapper) checks each trace."""
-    from dpadmm_lite.algorithms import fixed_point
+    from dpadmm_lite.algorithms import cyffers2023 as fixed_point
 
     fill = fixed_point._Noise.fill
 

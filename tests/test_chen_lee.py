@@ -1,4 +1,4 @@
-"""Chen & Lee (2020)'s ssADMM as the book reconstructs it (dpadmm_lite/algorithms/chen_lee.py).
+"""Chen & Lee (2020)'s ssADMM as the book reconstructs it (dpadmm_lite/algorithms/chen2020.py).
 
 * ε = ∞ is the non-private twin ``sladmm`` bit for bit, and σ = 0 draws nothing.
 * Against a slow reference written here from the update equations (one record at a time, the same
@@ -22,7 +22,7 @@ import pytest
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, audit, datasets, privacy, problems
-from dpadmm_lite.algorithms import chen_lee, stochastic
+from dpadmm_lite.algorithms import chen2020 as chen_lee, liu2022 as stochastic
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Private ADMM as a noisy fixed-point iteration (Cyffers et al. 2023): dpadmm_lite/algorithms/fixed_point.py.
+"""Private ADMM as a noisy fixed-point iteration (Cyffers et al. 2023): dpadmm_lite/algorithms/cyffers2023.py.
 
 What is tested, and the exact property each test checks:
 
@@ -33,7 +33,7 @@ import pytest
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems, topology
-from dpadmm_lite.algorithms import fixed_point as fp
+from dpadmm_lite.algorithms import cyffers2023 as fp
 
 from algorithm_cases import check_record_every
 

@@ -1,6 +1,6 @@
 """Federated, walk and centralized private ADMM and proximal DP-SGD are sound for every n ≥ 1 and q.
 
-``dpadmm_lite/algorithms/fixed_point.py`` (Cyffers et al. 2023). Issue 24, item 2: federated private
+``dpadmm_lite/algorithms/cyffers2023.py`` (Cyffers et al. 2023). Issue 24, item 2: federated private
 ADMM used to record each round as a Poisson-subsampled Gaussian whose noise is always there, but a
 user's noise is only there when it takes part; with one to three users the amplification was not
 there (one round at the σ of "ε = 1", q = 0.1: exactly 2.90 for n = 1).
@@ -31,7 +31,7 @@ from scipy import integrate, optimize, stats
 
 import dpadmm_lite as dl
 from dpadmm_lite import audit, problems
-from dpadmm_lite.algorithms import fixed_point as fp
+from dpadmm_lite.algorithms import cyffers2023 as fp
 
 DELTA = 1e-5
 THETA, C, GAMMA = 0.5, 0.1, 40.0

@@ -11,7 +11,7 @@ import scipy.sparse
 import dpadmm_lite as dl
 import dpadmm_book as book
 from dpadmm_lite import datasets, problems, topology
-from dpadmm_lite.algorithms import graph
+from dpadmm_lite.algorithms import zhang2017 as graph
 
 
 @pytest.fixture(scope="module")

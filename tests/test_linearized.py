@@ -1,4 +1,4 @@
-"""Tests of dpadmm_lite.algorithms.linearized: Xu et al. (2020) DP-ADMM and DP-AccADMM.
+"""Tests of dpadmm_lite.algorithms.xu2020: Xu et al. (2020) DP-ADMM and DP-AccADMM.
 
 Each test can fail on a real number: iterates against a slow textbook re-implementation,
 ε = ∞ against the non-private twins bit for bit, convergence against the reference optimum,
@@ -19,7 +19,7 @@ from dpadmm_lite import accounting, datasets, problems
 
 from algorithm_cases import check_record_every
 
-lin = importlib.import_module("dpadmm_lite.algorithms.linearized")
+lin = importlib.import_module("dpadmm_lite.algorithms.xu2020")
 
 COMMON = dict(delta=1e-3, rho=1.0, seed=3)
 

@@ -1,4 +1,4 @@
-"""Liu et al. (2022): DP-SADMM, DP-VRADMM and their non-private twins (dpadmm_lite/algorithms/stochastic.py).
+"""Liu et al. (2022): DP-SADMM, DP-VRADMM and their non-private twins (dpadmm_lite/algorithms/liu2022.py).
 
 * The algorithms against references written here from the paper's pseudo-code (Algorithms 1 and 2,
   eq. 5), with Q_ν⁻¹ as a dense solve: ν = 0 is exactly the unsmoothed algorithm, ν > 0 smooths the
@@ -32,7 +32,7 @@ import pytest
 import dpadmm_lite as dl
 import dpadmm_book as book
 from dpadmm_lite import accounting, audit, datasets, privacy, problems, smoothing
-from dpadmm_lite.algorithms import stochastic as st
+from dpadmm_lite.algorithms import liu2022 as st
 from dpadmm_book.exercises import liu2022 as ex
 
 

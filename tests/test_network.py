@@ -21,7 +21,7 @@ from scipy import stats
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, audit, datasets, mechanisms, problems, topology
-from dpadmm_lite.algorithms import graph
+from dpadmm_lite.algorithms import zhang2017 as graph
 from dpadmm_lite.privacy import PrivacyEvent
 
 PRIVATE = ("dvp_graph", "pvp_graph")
@@ -633,7 +633,7 @@ def test_run_many_equals_each_run_alone_and_shares_the_data_passes(monkeypatch):
     """DVP and PVP at two λ (two problems on the same records), several ε, topologies and two seeds
     (two deals of the records), all in flight at once: each trace equals the run alone bit for bit,
     and runs on the same records read the data once per product for all of them."""
-    from dpadmm_lite.algorithms import network
+    from dpadmm_lite.algorithms import zhang2017_perturbation as network
 
     monkeypatch.setattr(network, "SHARE_FROM", 2)  # every product two or more runs ask for at once is shared
     dvp, pvp = _adult_problem(1e-4), _adult_problem(1e-3)
@@ -659,7 +659,7 @@ def test_run_many_equals_each_run_alone_and_shares_the_data_passes(monkeypatch):
 
 
 def test_run_many_alone_and_bad_input():
-    from dpadmm_lite.algorithms import network
+    from dpadmm_lite.algorithms import zhang2017_perturbation as network
 
     p = _adult_problem(1e-4, rows=800)
     (one,) = network.run_many([dict(algorithm="dvp_graph", epsilon=2.0, delta=1e-5, iterations=5, n_agents=4)], p)

@@ -427,7 +427,7 @@ def test_dvp_star_ledger_pays_for_its_noise_and_its_jacobian(eps, bound):
 
 
 def test_dvp_star_without_noise_draws_nothing_and_adds_no_penalty():
-    from dpadmm_lite.algorithms import star
+    from dpadmm_lite.algorithms import huang2019 as star
 
     zeta, extra, effective = star.dvp_noise(_logistic(), epsilon=math.inf, rho=0.5, sizes=np.array([60, 60, 70]))
     assert zeta.shape == extra.shape == effective.shape == (3,)

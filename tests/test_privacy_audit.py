@@ -27,7 +27,7 @@ import pytest
 import dpadmm_lite as dl
 import privacy_harness as H
 from dpadmm_lite import accounting, audit, labels, privacy
-from dpadmm_lite.algorithms import chen_lee, fixed_point, stochastic
+from dpadmm_lite.algorithms import chen2020 as chen_lee, cyffers2023 as fixed_point, liu2022 as stochastic
 
 PRIVATE = dl.algorithm_names().private
 

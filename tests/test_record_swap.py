@@ -37,7 +37,7 @@ import scipy.sparse
 
 import dpadmm_lite as dl
 from dpadmm_lite import datasets, problems, registry
-from dpadmm_lite.algorithms import stochastic
+from dpadmm_lite.algorithms import liu2022 as stochastic
 
 # ---------------------------------------------------------------------- what is compared
 #: Trace entries that are measured on the data but enter no update, step, noise or ledger: the
@@ -55,8 +55,8 @@ DIAGNOSTICS = {
 }
 
 #: Per algorithm: base options (small) and option axes beyond tasks/clip/calibration. ``clip`` and
-#: ``calibration`` axes are read from the signature; an algorithm that takes ``**options`` must
-#: declare both here (``None`` in the clip axis: without clipping).
+#: ``calibration`` axes are read from the signature, or given here (``None`` in the clip axis: without
+#: clipping).
 @dataclass(frozen=True)
 class Entry:
     base: dict
@@ -81,7 +81,7 @@ ENTRIES = {
     "dp_sgd_star": Entry(_STAR, {"clip": (None, 0.5)}),
     "dvp_graph": Entry(_GRAPH, {"max_inner": (100, 1)}),
     "pvp_graph": Entry(_GRAPH, {"max_inner": (100, 1)}),
-    # Cyffers et al. 2023 (fixed_point.py): options come as **options, so clip and calibration are declared
+    # Cyffers et al. 2023 (cyffers2023.py): clip and calibration, as the other families
     "private_admm": Entry({"rho": 1 / 400, "iterations": 8, "relaxation": 0.5},
                           {"clip": (None, 0.1), "calibration": ("accountant", "paper")}),
     "private_admm_federated": Entry({"rho": 1 / 400, "iterations": 8, "sampling_rate": 0.2},

@@ -16,8 +16,8 @@ import scipy.optimize
 
 import dpadmm_lite as dl
 from dpadmm_lite import accounting, datasets, problems
-from dpadmm_lite.algorithms import _local as local_solvers
-from dpadmm_lite.algorithms import star
+from dpadmm_lite.algorithms import _huang2019_local as local_solvers
+from dpadmm_lite.algorithms import huang2019 as star
 
 from algorithm_cases import check_record_every
 

@@ -30,7 +30,7 @@ import dpadmm_lite as dl
 import dpadmm_book as book
 from dpadmm_book import sweep
 from dpadmm_lite.accounting import _rdp
-from dpadmm_lite.algorithms import star
+from dpadmm_lite.algorithms import huang2019 as star
 
 
 def _note(log):

@@ -70,7 +70,7 @@ def test_the_wheel_holds_the_library_its_data_and_its_type_marker(wheel):
         names = set(z.namelist())
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert {"dpadmm_lite/__init__.py", "dpadmm_lite/py.typed", "dpadmm_lite/data/adult.npz",
-            "dpadmm_lite/algorithms/star.py"} <= names
+            "dpadmm_lite/algorithms/huang2019.py"} <= names
     assert not any(n.startswith(("tests/", "tools/", "book/", "benchmarks/")) for n in names)
     required = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     core = sorted(r.split(">")[0].split("=")[0].split("<")[0].strip() for r in required if "extra ==" not in r)

@@ -10,8 +10,8 @@ import pytest
 
 import dpadmm_lite as dl
 from dpadmm_lite import problems
-from dpadmm_lite.algorithms import _local as local_solvers
-from dpadmm_lite.algorithms import star
+from dpadmm_lite.algorithms import _huang2019_local as local_solvers
+from dpadmm_lite.algorithms import huang2019 as star
 
 
 def _tiny(regularizer="l2", n=12, d=3):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from dpadmm_lite import datasets
-from dpadmm_lite.algorithms import fixed_point
+from dpadmm_lite.algorithms import cyffers2023
 from . import Feedback, check
 
 __all__ = ["x_update_data", "expected_x_update", "check_x_update", "SENSITIVITY_SETTING", "expected_sensitivity",
@@ -36,8 +36,8 @@ def _x_update(a, b, w, inverse_step):
 def expected_x_update() -> np.ndarray:
     """``prox_{s·½(a·x − b)²}(w) = (aaᵀ + I/s)⁻¹(ab + w/s)`` (App. E's prox; Sherman–Morrison)."""
     a, b, w, step = x_update_data()
-    records = fixed_point._Records(a[None, :], np.array([b]), np.array([a @ a]), "squared", "l1", 0.0)
-    return w + fixed_point._prox_coefficient(records, np.array([0]), np.array([a @ w]), np.array([step]))[0] * a
+    records = cyffers2023._Records(a[None, :], np.array([b]), np.array([a @ a]), "squared", "l1", 0.0)
+    return w + cyffers2023._prox_coefficient(records, np.array([0]), np.array([a @ w]), np.array([step]))[0] * a
 
 
 def _alg6_literal_x_update() -> np.ndarray:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from dpadmm_lite import problems
-from dpadmm_lite.algorithms import stochastic
+from dpadmm_lite.algorithms import liu2022
 
 
 def panel_problems() -> list[problems.Problem]:
@@ -25,7 +25,7 @@ def panel_problems() -> list[problems.Problem]:
     from . import PANELS, run_panel
 
     seen: dict[int, problems.Problem] = {}
-    originals = {cls: cls.reference_optimum for cls in (problems.Problem, stochastic.RidgeProblem)}
+    originals = {cls: cls.reference_optimum for cls in (problems.Problem, liu2022.RidgeProblem)}
 
     def recording(cls):
         def reference_optimum(self):

@@ -65,7 +65,7 @@ def cyffers2023_centralized_rdp(alpha, *, iterations: int, lipschitz: float, gam
 
     **Units of γ.** The ``1/n`` of (25) needs ``‖x_i − x_i'‖ ≤ 2Lγ/n``, i.e. a per-record prox
     step ``γ/n`` — what App. C.2 gets by writing the data term as ``(1/n)Σ f`` and what
-    :mod:`dpadmm_lite.algorithms.fixed_point` calls γ. Taken literally, Alg. 2's
+    :mod:`dpadmm_lite.algorithms.cyffers2023` calls γ. Taken literally, Alg. 2's
     ``prox_{γ f_i}`` (per-record step γ) moves x_i by up to ``2Lγ`` and the bound is n² times
     larger: ``8αKL²γ²/σ²``.
     """

@@ -29,7 +29,7 @@ post-processing. One record's term has norm ≤ ``c`` (``c`` = ``problem.lipschi
 feature bound for the logistic loss, or the clipping norm): the ledger records T events
 ``PrivacyEvent("gaussian", c/b, σ, sampling_rate=q, neighbours="replace_one")``, and the default
 calibration scales σ so that the unified accountant certifies exactly the end-to-end (ε, δ) —
-the same accounting as DP-SADMM's (:mod:`dpadmm_lite.algorithms.stochastic`), so the two are
+the same accounting as DP-SADMM's (:mod:`dpadmm_lite.algorithms.liu2022`), so the two are
 compared at the same (ε, δ) meaning the same thing. (Chen & Lee analyse sampling without
 replacement with the subsampled-RDP bound of Wang et al. 2019; the book's accountant analyses
 Poisson sampling, so the minibatches here are Poisson samples.)
@@ -59,7 +59,7 @@ from ..problems import Problem
 from ..registry import register
 from ..trace import PrivacyEvent, Trace, from_iterates
 from ._blas import single_blas_thread
-from .stochastic import REALISED_EVALUATIONS, _poisson_batch
+from .liu2022 import REALISED_EVALUATIONS, _poisson_batch
 
 __all__ = ["ssadmm", "sladmm", "noise_scale", "OUTPUTS"]
 
@@ -129,7 +129,7 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, batch
     clip : float or None, default None
         Per-example gradient clipping norm; replaces c (required on the squared loss).
     """
-    from .stochastic import _calibrated_scale
+    from .liu2022 import _calibrated_scale
 
     epsilon = check.epsilon(epsilon)
     delta = check.open_unit("delta", delta)

@@ -64,7 +64,7 @@ Where this module departs from, or has to read into, the papers (each is said ag
 docstrings):
 
 * **Exact local minimisation** (Alg. 1/2, line 4; the solvers are in
-  :mod:`dpadmm_lite.algorithms._local`). The paper does not say how it is solved. For
+  :mod:`dpadmm_lite.algorithms._huang2019_local`). The paper does not say how it is solved. For
   ℓ2 we run batched damped (chord-)Newton on the stacked smooth subproblems: one ``(N, d, d)``
   batch of Hessians, formed in single precision and inverted in one batched call, preconditions the steps
   and is reused while it still contracts the gradients; Armijo backtracking per agent; the
@@ -111,7 +111,7 @@ from ..problems import Agents, Problem, make_agents, paused
 from ..registry import register
 from ..trace import PrivacyEvent, PrivacyGuarantee, Trace, from_iterates
 from ._blas import one_blas_thread
-from ._local import (_cached_csr, _csr, _exact_update, _local_grad, _local_loss, _loss_slope, _sparse, _Stack,
+from ._huang2019_local import (_cached_csr, _csr, _exact_update, _local_grad, _local_loss, _loss_slope, _sparse, _Stack,
                      _tolerance_bound)
 
 __all__ = ["admm_star", "pvp_star", "dvp_star", "dp_admm_star", "dp_sgd_star", "step_sizes", "public_c_w",
@@ -336,7 +336,7 @@ def _exact_admm(stack, *, rho, iterations, rng, primal_sigma=None, dual_zeta=Non
                 inner_tol=1e-9, max_inner=50) -> _Record:
     """Algorithm 1 (no noise), Algorithm 2 (``primal_sigma``: PVP) or DVP (``dual_zeta``, ``extra``).
 
-    With noise the ℓ2 solver renews its Hessians agent by agent (``refresh="agents"`` of :func:`dpadmm_lite.algorithms._local._newton`)."""
+    With noise the ℓ2 solver renews its Hessians agent by agent (``refresh="agents"`` of :func:`dpadmm_lite.algorithms._huang2019_local._newton`)."""
     p = stack.problem
     N, d = stack.n_agents, p.d
     rec = _Record.empty(iterations, N, d)

@@ -1,6 +1,6 @@
 """Dual and primal variable perturbation over any connected network (Zhang & Zhu 2017, Algorithms 2 and 3).
 
-The non-private algorithm is :func:`dpadmm_lite.algorithms.graph.admm_graph` (Algorithm 1): every
+The non-private algorithm is :func:`dpadmm_lite.algorithms.zhang2017.admm_graph` (Algorithm 1): every
 node p minimises its augmented Lagrangian (9) exactly, broadcasts ``f_p(t+1)`` to its neighbours
 and updates its dual ``λ_p``. Zhang & Zhu make it private in two ways:
 
@@ -16,7 +16,7 @@ and updates its dual ``λ_p``. Zhang & Zhu make it private in two ways:
 
 The noise ε_p has the ℓ2-Laplace density ``∝ exp(−ζ‖ε‖)`` (:func:`dpadmm_lite.mechanisms.l2_laplace`).
 Both algorithms run all nodes as one stacked array, with one sparse product for the neighbour
-sums and one batched exact solve (:class:`~dpadmm_lite.algorithms.graph.LocalSolver`) per
+sums and one batched exact solve (:class:`~dpadmm_lite.algorithms.zhang2017.LocalSolver`) per
 iteration; without noise (``epsilon=math.inf``) each is ``admm_graph`` exactly.
 
 Book notation (paper → book): regulariser weight ρ → λ (``problem.lam``), ADMM penalty η → ρ,
@@ -80,7 +80,7 @@ from ..problems import Problem
 from ..registry import register
 from ..trace import Trace
 from ._blas import one_blas_thread, single_blas_thread
-from .graph import GRAPH_AGENTS, LocalData, LocalSolver, Network, Record, finish, network, solved_loss
+from .zhang2017 import GRAPH_AGENTS, LocalData, LocalSolver, Network, Record, finish, network, solved_loss
 
 __all__ = ["dvp_graph", "pvp_graph", "run_many", "shared_products", "share_products", "CALIBRATIONS", "NEIGHBOUR_TERMS"]
 
@@ -366,7 +366,7 @@ _MEMBER = threading.local()  # the sharing the current thread's run is a member 
 def shared_products():
     """Inside the block, DVP and PVP runs on concurrent threads take turns and share their data products.
 
-    Meant for :func:`dpadmm_lite.algorithms.graph.parallel_runs` with many threads: the threads
+    Meant for :func:`dpadmm_lite.algorithms.zhang2017.parallel_runs` with many threads: the threads
     of a sweep become members that compute one at a time (one core), and runs on the same data
     (same records, same deal to the agents: e.g. several ε, topologies or both algorithms at one
     seed) read the data matrix once per product for all of them. Every run's trace equals the
@@ -427,7 +427,7 @@ def _sharing_products(function):
 
 
 def _network(problem, **kwargs) -> Network:
-    """:func:`~dpadmm_lite.algorithms.graph.network`, with the data seen through the thread's sharing."""
+    """:func:`~dpadmm_lite.algorithms.zhang2017.network`, with the data seen through the thread's sharing."""
     net = network(problem, **kwargs)
     shared = getattr(_MEMBER, "shared", None)
     if shared is None:
@@ -525,16 +525,16 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
     seed : int, default 0
         T; the seed draws the deal of the records, random topologies and the noise.
     topology : str or Topology, default "ring"
-        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.zhang2017.network`); the
         paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
     n_agents : int or None, default None
-        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.zhang2017.network`); the
         paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
     sizes : str, sequence of int or None, default None
-        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.zhang2017.network`); the
         paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
     owner : ndarray or None, default None
-        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.zhang2017.network`); the
         paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
     calibration : str, default "accountant"
         ``"accountant"`` (ε, δ end to end) or ``"paper"`` (ε = α_p(t) per iteration).
@@ -545,7 +545,7 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
         ``"proof"`` (ζ = α̂/Δ, default), ``"algorithm"`` (ζ = α̂ as printed) or ``"appendix"`` (ζ = α/4);
         only with ``calibration="paper"`` (the accountant needs the rule that certifies α).
     min_local_size : int, default 1
-        The network and who holds what (:func:`~dpadmm_lite.algorithms.graph.network`); the
+        The network and who holds what (:func:`~dpadmm_lite.algorithms.zhang2017.network`); the
         paper's ``C^R ≤ B_p`` becomes ``min_local_size`` if wanted.
     inner_tol : float, default 1e-9
         The local solves stop when every gradient max-norm is ≤ ``inner_tol``; stopping at
@@ -560,7 +560,7 @@ def dvp_graph(problem: Problem, *, epsilon: float, delta: float = 1e-5, rho: flo
     -------
     Trace
         Iterates: the network average of the broadcasts ``f̄(t)``; metrics of
-        :func:`~dpadmm_lite.algorithms.graph.finish` (empirical loss per node and averaged, test
+        :func:`~dpadmm_lite.algorithms.zhang2017.finish` (empirical loss per node and averaged, test
         error, distances between neighbours, ``noise_norm`` = mean ``‖ε_p(t)‖`` as drawn).
         ``noise``: ``alpha`` (T, N) per-iteration privacy, ``zeta``, ``extra_penalty`` (Φ),
         ``jacobian`` (ᾱ), ``spent`` (pure ε of each update, = α under the proof's rule),

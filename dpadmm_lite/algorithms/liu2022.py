@@ -558,7 +558,7 @@ def _poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
 
     A Binomial(n, rate) size, then that many records uniformly without replacement: each record is in the
     batch with probability ``rate``, independently of the others. Every minibatch of this module and of
-    :mod:`~dpadmm_lite.algorithms.chen_lee` is drawn here, so that an audit sees the rate each batch is
+    :mod:`~dpadmm_lite.algorithms.chen2020` is drawn here, so that an audit sees the rate each batch is
     drawn at (:func:`dpadmm_lite.audit.intercept_sampling`).
     """
     return rng.choice(n, size=rng.binomial(n, rate), replace=False)

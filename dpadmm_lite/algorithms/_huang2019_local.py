@@ -2,7 +2,7 @@
 
 Huang et al.'s Algorithms 1 and 2 (and Zhang & Zhu's DVP) need ``argmin_v f_i(v) − ⟨G_i, v⟩ + ρ/2‖v − w‖²``
 for every agent i at every iteration; the papers do not say how it is solved. This module holds that
-solver library for :mod:`dpadmm_lite.algorithms.star`, which imports it and keeps the papers' algorithms:
+solver library for :mod:`dpadmm_lite.algorithms.huang2019`, which imports it and keeps the papers' algorithms:
 
 * :class:`_Stack`: the agents' stacked data and the only products the updates need (batched ``matmul``
   on the padded stack, or one block-diagonal sparse matrix for sparse features), and the

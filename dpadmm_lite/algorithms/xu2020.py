@@ -251,7 +251,7 @@ def noise_scale(problem, *, epsilon: float, delta: float, iterations: int, mu: f
     --------
     >>> import math
     >>> from dpadmm_lite import accounting, datasets, problems
-    >>> from dpadmm_lite.algorithms.linearized import noise_scale
+    >>> from dpadmm_lite.algorithms.xu2020 import noise_scale
     >>> X, y, _ = datasets.make_classification(500, 5, seed=0)
     >>> sigma, ledger, _ = noise_scale(problems.logistic(X, y, 1e-2), epsilon=1.0, delta=1e-5, iterations=50)
     >>> 0.97 <= accounting.ledger_epsilon(ledger, 1e-5) <= 1.0

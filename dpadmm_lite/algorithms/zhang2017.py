@@ -72,7 +72,7 @@ minimisers (strong convexity: ``‖f − f*‖ ≤ ‖∇L_p^N(f)‖/(λ + c_p)`
 ``f_p = 0`` (deterministic; the limit does not depend on it).
 
 The private versions, dual and primal variable perturbation (Zhang & Zhu's Algorithms 2 and 3),
-are :func:`dpadmm_lite.algorithms.network.dvp_graph` and ``pvp_graph``; they share this module's
+are :func:`dpadmm_lite.algorithms.zhang2017_perturbation.dvp_graph` and ``pvp_graph``; they share this module's
 data, solver and network set-up, so that without noise they are this algorithm exactly.
 
 Reference: T. Zhang, Q. Zhu, "Dynamic differential privacy for ADMM-based distributed
