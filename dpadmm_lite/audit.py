@@ -1426,7 +1426,7 @@ def canary_pair(kind: str = "logistic"):
 
 def _walk_first_user(n: int) -> int:
     """The user a random walk over the complete graph of ``n`` users visits first at seed 0."""
-    from .algorithms.fixed_point import _walk_paths
+    from .algorithms.cyffers2023 import _walk_paths
 
     return int(_walk_paths(None, n, 1, [0])[0, 0])
 
