@@ -1,5 +1,5 @@
 """The claims record: verdicts follow from per-seed numbers through paired intervals, never from a
-typed word; a record of means only still loads."""
+typed word; a record of any other form is refused."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def test_verdict_rule_on_its_own():
     t = {"outcome": "does not hold", "trivial": True}
     rule = claims.verdict_rule
     assert rule({"a": h, "b": h}) == "holds"
-    assert rule({"a": h, "b": n}) == "does not hold here"  # no longer "holds partly"
+    assert rule({"a": h, "b": n}) == "does not hold here"  # one reversed comparison is enough
     assert rule({"a": h, "b": i}) == "inconclusive"
     assert rule({"a": h, "b": t}) == "inconclusive"  # a trivial comparison cannot make it hold ...
     assert rule({"a": t}) == "at the trivial model"  # ... nor make it fail
@@ -188,9 +188,6 @@ def test_record_rejects_bad_input(results):
     with pytest.raises(ValueError, match="variable names"):  # the page must not show admm_eps0
         _new("t.k", {"admm_eps0": ok["A error"], "B error": ok["B error"]}, {"x": ("admm_eps0", "<", "B error")},
              seeds=[0, 1, 2])
-    with pytest.raises(ValueError, match="not both"):
-        claims.record("t.k", chapter="t", paper="P", claim="c", where="s", seeds=[0, 1, 2], samples=ok,
-                      measured={"a": 1.0}, tests=test)
     # a label makes an internal key readable
     assert _new("t.k", {"admm_eps0": ok["A error"], "B error": ok["B error"]}, {"x": ("admm_eps0", "<", "B error")},
                 seeds=[0, 1, 2], labels={"admm_eps0": "ADMM test error, ε = 0.1"}) == "holds"
@@ -229,10 +226,13 @@ def test_problems_catches_a_typed_verdict_and_tampered_numbers(results):
     interval["comparisons"]["A beats B"]["low"] = -0.5  # a widened interval
     assert any("stored as" in p for p in claims.problems(interval))
     unknown = json.loads(json.dumps(entry))
-    unknown["verdict"] = "holds partly"  # a means-only verdict is not a verdict of an interval record
+    unknown["verdict"] = "holds partly"  # a word the verdict rule never gives
     assert any("not one of" in p for p in claims.problems(unknown))
     assert any("10 distinct seeds" in p for p in claims.problems(entry, min_seeds=claims.MIN_SEEDS_FULL + 1))
-    assert "missing" in claims.problems({"id": "x", "samples": {}})[0]
+    assert "missing" in claims.problems({"id": "x", "format": claims.FORMAT, "samples": {}})[0]
+    asked = json.loads(json.dumps(entry))
+    asked["question"] = "mine"  # the table could not place it in either section
+    assert any("question 'mine'" in p for p in claims.problems(asked))
     broken = json.loads(json.dumps(entry))
     broken["tests"] = {"bad": {"kind": "difference", "lhs": "nope", "op": ">", "rhs": 1}}
     assert any("cannot be evaluated" in p for p in claims.problems(broken))
@@ -245,26 +245,6 @@ def test_problems_flags_an_unlabelled_internal_key(results):
     assert claims.problems(entry) == []
     entry["labels"]["admm_eps0"] = "admm_eps0"
     assert any("variable names" in p for p in claims.problems(entry))
-
-
-# ---------------------------------------------------------------------- records of means only
-def test_the_old_form_still_records_and_loads(results):
-    measured = {"a": 0.9, "b": 0.8, "c": 0.95}
-    assert claims.record("t.one", chapter="t", paper="P", claim="a beats b", where="s", measured=measured,
-                         tests={"a>b": ("a", ">", "b")}) == "holds"
-    assert claims.record("t.two", chapter="t", paper="P", claim="a beats b and c", where="s", measured=measured,
-                         tests={"a>b": ("a", ">", "b"), "a>c": ("a", ">", "c")}) == "holds partly"
-    stored = {e["id"]: e for e in claims.load(results)}
-    assert stored["t.two"]["measured"] == measured and claims.problems(stored["t.two"]) == []
-    stored["t.two"]["verdict"] = "holds"
-    assert "give 'holds partly'" in claims.problems(stored["t.two"])[0]
-    with pytest.raises(ValueError, match="not a key"):
-        claims.record("t.k", chapter="t", paper="P", claim="c", where="s", measured={"a": 1},
-                      tests={"x": ("b", ">", 0)})
-    table = claims.table(expected={})
-    assert table.loc["t.one", "verdict"] == claims.NO_INTERVAL  # counted as inconclusive, labelled
-    assert table.loc["t.one", "old_verdict"] == "holds"
-    assert claims.evidence(stored["t.one"]).empty and claims.evidence_chart(stored["t.one"]) is None
 
 
 # ---------------------------------------------------------------------- the reproducibility table
@@ -360,6 +340,28 @@ def test_a_corrupt_record_is_named(results):
     (results / "t.broken.json").write_text("{not json")
     with pytest.raises(ValueError, match="t.broken.json"):
         claims.load(results)
+
+
+def test_a_record_of_another_form_is_refused(results):
+    """load() and problems() read the one form record() writes: a record of means only, a record of
+    another format, or one without a format is named, with what the book reads instead."""
+    _new("t.ok", {"A error": ERR_A, "B error": ERR_B}, {"A beats B": claims.compare("A error", "<", "B error")},
+         seeds=[0, 1, 2, 3, 4])
+    entry = _stored(results, "t.ok")
+    assert [e["id"] for e in claims.load(results)] == ["t.ok"] and claims.problems(entry) == []
+    means = {"id": "t.means", "chapter": "t", "paper": "P", "claim": "a beats b", "where": "s",
+             "measured": {"a": 0.9, "b": 0.8}, "tests": {"a>b": ["a", ">", "b"]}, "verdict": "holds", "note": ""}
+    other = {**entry, "id": "t.other", "format": 2}
+    for record, form in ((means, "of no format"), (other, "of format 2")):
+        assert claims.problems(record) == [f"it is {form}, not {claims.FORMAT} (per-seed samples with their "
+                                           "comparisons and preconditions)"]
+        path = results / f"{record['id']}.json"
+        path.write_text(json.dumps(record))
+        with pytest.raises(ValueError, match=rf"{path.name} is {form}, not {claims.FORMAT} .*re-run the chapter"):
+            claims.load(results)
+        path.unlink()
+    missing = {k: v for k, v in entry.items() if k != "preconditions"}
+    assert claims.problems(missing) == ["missing fields ['preconditions']"]
 
 
 def _glued(notebook: dict) -> dict[str, str]:
@@ -525,22 +527,9 @@ def test_book_questions_have_their_own_section(results):
     _beats("t.book", [0.15] * 5, question="book")
     table = claims.table(expected={})
     assert table.loc["t.paper", "question"] == "paper" and table.loc["t.book", "question"] == "book"
-    # records written before question= existed: the book's known questions
+    # an expected claim that no chapter has recorded yet: its section comes from the book's known questions
     assert claims.table(expected={"zhang2017.topology_consensus_speed": ("Z", "c")}).loc[
         "zhang2017.topology_consensus_speed", "question"] == "book"
-
-
-def test_format_2_records_still_read(results):
-    """A record written before preconditions existed (format 2) still checks and shows."""
-    _new("t.old2", {"A error": ERR_A, "B error": ERR_B}, {"A beats B": claims.compare("A error", "<", "B error")},
-         seeds=[0, 1, 2, 3, 4])
-    entry = _stored(results, "t.old2")
-    for key in ("preconditions", "question", "unit", "sided", "design", "over"):
-        entry.pop(key)
-    entry["format"] = 2
-    assert claims.problems(entry) == []
-    row = claims.table([entry], expected={}).loc["t.old2"]
-    assert row["verdict"] == "holds" and row["preconditions"] == "" and row["question"] == "paper"
 
 
 def test_a_not_testable_records_forest_plot_says_it_decides_nothing(results):

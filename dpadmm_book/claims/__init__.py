@@ -37,9 +37,8 @@ lower is better), and every effect — in a chapter (:func:`describe`) and in th
 
 Verdicts are never typed: :func:`record` computes them, stores the numbers they follow from and
 returns the verdict (a chapter quotes it with ``glue``); :func:`problems` recomputes them from a
-stored record. A record of means only (``measured={key: mean}``, ``tests={name: (lhs, op,
-rhs)}``, strict comparisons of means) is read and written too; having no interval, the table
-shows it as :data:`NO_INTERVAL` and counts it as inconclusive.
+stored record. :func:`load` reads records of one form only (:data:`FORMAT`, the one :func:`record`
+writes) and refuses any other.
 
 :data:`EXPECTED` lists the claims of the five papers the book must test; :func:`table` turns the
 records into the reproducibility table (an expected claim with no record shows as
@@ -57,14 +56,14 @@ from __future__ import annotations
 from ._chart import STATUS_COLOURS, evidence_chart
 from ._preconditions import Precondition, check_preconditions, given, learns
 from ._prose import SPLIT_RULE, check_quote, describe, evidence, quote_problems
-from ._records import (BOOK_QUESTIONS, MIN_SEEDS, MIN_SEEDS_FULL, NO_INTERVAL, OLD_VERDICTS, load, problems, record,
-                       results_dir, samples_from)
+from ._records import (BOOK_QUESTIONS, FORMAT, MIN_SEEDS, MIN_SEEDS_FULL, load, problems, record, results_dir,
+                       samples_from)
 from ._stats import (CONFIDENCE, NOT_TESTABLE, OUTCOMES, VERDICTS, Comparison, compare, evaluate, paired_interval, ratio,
-                     verdict_of, verdict_rule)
+                     verdict_rule)
 from ._table import EXPECTED, NOT_TESTED, comparison_table, table
 
-__all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", "NO_INTERVAL", "OLD_VERDICTS",
-           "NOT_TESTED", "NOT_TESTABLE", "EXPECTED", "BOOK_QUESTIONS", "Comparison", "compare", "ratio",
+__all__ = ["CONFIDENCE", "MIN_SEEDS", "MIN_SEEDS_FULL", "VERDICTS", "OUTCOMES", "FORMAT", "NOT_TESTED", "NOT_TESTABLE",
+           "EXPECTED", "BOOK_QUESTIONS", "Comparison", "compare", "ratio",
            "paired_interval", "evaluate", "comparison_table", "verdict_rule", "Precondition", "learns", "given",
-           "check_preconditions", "record", "samples_from", "verdict_of", "load", "results_dir", "problems", "evidence",
+           "check_preconditions", "record", "samples_from", "load", "results_dir", "problems", "evidence",
            "describe", "check_quote", "quote_problems", "table", "evidence_chart", "STATUS_COLOURS", "SPLIT_RULE"]

@@ -12,13 +12,11 @@ STATUS_COLOURS = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive"
 def evidence_chart(entry: dict, *, width: int = 220, label_width: int = 160):
     """A forest plot of a record's comparisons: one row each, the effect in the claimed
     direction with its 95 % interval, a line at zero (a factor's bound, a paper's range as a
-    band), coloured by outcome, trivial ones grey. ``None`` for a record of means only (no
-    interval). Differences and factors get separate panels (their scales differ)."""
+    band), coloured by outcome, trivial ones grey. Differences and factors get separate panels
+    (their scales differ)."""
     import altair as alt
 
     ev = evidence(entry)
-    if ev.empty:
-        return None
     ev = ev.assign(effect_text=ev["text"], order=range(len(ev)))[
         ["comparison", "compares", "kind", "effect", "low", "high", "bound_low", "bound_high", "status", "effect_text",
          "order"]]  # what the chart draws (no infinite margin: Vega reads JSON)

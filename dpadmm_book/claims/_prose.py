@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from ._format import _count, _decimals, _fmt, _g
 from ._preconditions import _failed
-from ._records import NO_INTERVAL, _find, _is_old, _question, load
+from ._records import _find, load
 from ._stats import Comparison, _margin
 
 
@@ -58,9 +58,9 @@ def _difference_text(cmp: Comparison, labels: Mapping) -> str:
 
 
 def evidence(entry: dict):
-    """One row per comparison of a record (empty for a record of means only): the comparison,
-    what is compared, the effect in the claimed direction with its interval (for a difference:
-    positive = as claimed; for a ratio: the factor), its outcome and whether it is trivial.
+    """One row per comparison of a record: the comparison, what is compared, the effect in the
+    claimed direction with its interval (for a difference: positive = as claimed; for a ratio: the
+    factor), its outcome and whether it is trivial.
 
     Returns
     -------
@@ -76,16 +76,13 @@ def evidence(entry: dict):
 
     columns = ["comparison", "compares", "kind", "effect", "low", "high", "bound_low", "bound_high", "outcome",
                "trivial", "status", "text", "at_trivial", "margin", "at", "toward"]
-    if _is_old(entry) or not entry.get("comparisons"):
-        return pd.DataFrame(columns=columns)
-    labels = entry.get("labels", {})
-    unit = entry.get("unit", "")
+    labels, unit = entry["labels"], entry["unit"]
     rows = []
     for name, spec in entry["tests"].items():
         cmp, c = Comparison.from_dict(spec), entry["comparisons"][name]
         est, low, high = _oriented(cmp, c)
         bound = cmp.bound if cmp.kind == "ratio" else (0.0, 0.0)
-        sides = [labels.get(k, k) for k, at in zip(cmp.keys(), c.get("at_trivial", [])) if at]
+        sides = [labels.get(k, k) for k, at in zip(cmp.keys(), c["at_trivial"]) if at]
         margin = _margin(cmp, c["estimate"], c["low"], c["high"])
         rows.append({"comparison": name, "compares": _difference_text(cmp, labels), "kind": cmp.kind,
                      "effect": est, "low": low, "high": high, "bound_low": bound[0], "bound_high": bound[1],
@@ -105,7 +102,7 @@ SPLIT_RULE = ("Where a paper's statement covers a range (of ε, say) and the dat
 
 def _split(entry: Mapping, ev) -> str:
     """Where a statement over a range holds and where it reverses (empty unless the data split it)."""
-    over = entry.get("over", "")
+    over = entry["over"]
     if ev.empty or ev["at"].isna().any():
         return ""
     where = {"holds": [], "reverses": [], "inconclusive": []}
@@ -174,20 +171,14 @@ def describe(claim_id: str, records=None) -> dict:
         ``sided``, ``design``.
     """
     entry = _find(claim_id, records)
-    if _is_old(entry):
-        return {"verdict": NO_INTERVAL, "counts": f"{_count(len(entry['tests']), 'comparison')} of means",
-                "toward": "", "effects": {}, "effect": "", "split": "", "failed_preconditions": {},
-                "preconditions": {}, "question": _question(entry), "unit": "", "sided": "", "design": ""}
     ev = evidence(entry)
-    pre = entry.get("preconditions") or {}
+    pre = entry["preconditions"]
     effect, counts = _headline(entry, entry["verdict"])
     return {"verdict": entry["verdict"], "counts": counts,
             "toward": f"{int(ev.toward.sum())} of {len(ev)} point the claimed way",
             "effects": dict(zip(ev.comparison, ev.text)), "effect": effect, "split": _split(entry, ev),
-            "failed_preconditions": _failed(pre) if pre else {},
-            "preconditions": {name: c["reason"] for name, c in pre.items()},
-            "question": _question(entry), "unit": entry.get("unit", ""), "sided": entry.get("sided", "one"),
-            "design": entry.get("design", "")}
+            "failed_preconditions": _failed(pre), "preconditions": {name: c["reason"] for name, c in pre.items()},
+            "question": entry["question"], "unit": entry["unit"], "sided": entry["sided"], "design": entry["design"]}
 
 
 def check_quote(claim_id: str, comparison: str, value: float, records=None, *, decimals: int | None = None) -> float:
@@ -196,7 +187,7 @@ def check_quote(claim_id: str, comparison: str, value: float, records=None, *, d
     record's value. ``decimals``: how the chapter rounded it (default: agree to 1 %). Raises
     ``ValueError`` on a flipped sign or another number — a chapter that disagrees with its table."""
     entry = _find(claim_id, records)
-    if _is_old(entry) or comparison not in entry.get("tests", {}):
+    if comparison not in entry["tests"]:
         raise KeyError(f"claim {claim_id!r} has no comparison {comparison!r}")
     est, _, _ = _oriented(Comparison.from_dict(entry["tests"][comparison]), entry["comparisons"][comparison])
     value = float(value)
@@ -218,7 +209,7 @@ def quote_problems(texts: Mapping[str, str], records=None) -> list[str]:
     records = load() if records is None else records
     if isinstance(records, Mapping):
         records = list(records.values())
-    known = [text for e in records if not _is_old(e) and e.get("comparisons") for text in evidence(e)["text"]]
+    known = [text for e in records for text in evidence(e)["text"]]
     found = []
     for name, text in texts.items():
         for part in str(text).split("; "):

@@ -14,17 +14,16 @@ from pathlib import Path
 import numpy as np
 
 from ._preconditions import _failed, check_preconditions
-from ._stats import CONFIDENCE, NOT_TESTABLE, VERDICTS, Comparison, _check_samples, _check_trivial, evaluate, verdict_of
+from ._stats import CONFIDENCE, NOT_TESTABLE, VERDICTS, Comparison, _check_samples, _check_trivial, evaluate
 
 #: Fewest paired seeds a record may hold (the fast build); the published build asks for
 #: :data:`MIN_SEEDS_FULL` (``problems(entry, min_seeds=MIN_SEEDS_FULL)``).
 MIN_SEEDS, MIN_SEEDS_FULL = 3, 10
-#: What the table says of a record of means only: no interval, so it counts as inconclusive; its
-#: verdict by strict comparisons of means (one of :data:`OLD_VERDICTS`) is shown beside it.
-NO_INTERVAL = "no interval"
-OLD_VERDICTS = ("holds", "holds partly", "does not hold here")
-#: Records that ask the book's own question (not a paper's claim) even when written before
-#: ``question=`` existed: shown in a section of their own and not counted among the papers' claims.
+#: The form of record :func:`record` writes and :func:`load` reads: per-seed samples, their
+#: comparisons and preconditions, and the question, unit and sides of the statement.
+FORMAT = 3
+#: The ids that ask the book's own question (not a paper's claim): an expected claim that no chapter
+#: has recorded yet goes in the book's section of the table, as its record (``question="book"``) will.
 BOOK_QUESTIONS = frozenset({"zhang2017.topology_consensus_speed", "cyffers2023.admm_vs_dpsgd_tuned_at_each_budget"})
 _QUESTIONS = ("paper", "book")
 _SIDED = ("one", "two")
@@ -77,9 +76,9 @@ def _write(entry: dict) -> None:
 
 
 def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, tests: Mapping,
-           seeds: Sequence[int] | None = None, samples: Mapping | None = None, labels: Mapping | None = None,
+           seeds: Sequence[int], samples: Mapping, labels: Mapping | None = None,
            trivial: Mapping | None = None, better: str | Mapping | None = None, paper_value=None,
-           note: str = "", measured: Mapping | None = None, preconditions: Mapping | None = None,
+           note: str = "", preconditions: Mapping | None = None,
            question: str = "paper", unit: str = "", sided: str = "one", design: str = "",
            over: str = "") -> str:
     """Record the book's test of one paper claim and return its verdict (see module doc).
@@ -111,9 +110,6 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
         number or a ``(low, high)`` pair), shown next to ours.
     note
         What the reader should know beyond the verdict (settings, caveats).
-    measured
-        A record of means only (key → mean, ``tests`` triples compared strictly), which no
-        interval decides; give ``samples`` and ``seeds`` instead.
     preconditions
         name → :func:`learns` / :func:`given`. If any fails, the verdict is :data:`NOT_TESTABLE`
         and the record keeps each failed precondition with its reason; the comparisons are still
@@ -136,13 +132,7 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
     for name, value in (("chapter", chapter), ("paper", paper), ("claim", claim), ("where", where)):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-    if (measured is None) == (samples is None):
-        raise ValueError("give samples= (one value per seed, with seeds=) or, for a record of means only, measured=; not both")
     meta = _meta(question, unit, sided, design, over)
-    if measured is not None:
-        if preconditions:
-            raise ValueError("preconditions need per-seed samples (samples=, seeds=), not the old measured= form")
-        return _record_old(claim_id, chapter, paper, claim, where, measured, tests, note)
     if seeds is None or isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
         raise ValueError(f"seeds must be the list of the runs' seeds, got {seeds!r}")
     if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seeds):
@@ -157,7 +147,7 @@ def record(claim_id: str, *, chapter: str, paper: str, claim: str, where: str, t
     comparisons, verdict = evaluate(arrays, specs, trivial=trivial_values, better=direction)
     checked = check_preconditions(preconditions, arrays, names)
     verdict = NOT_TESTABLE if _failed(checked) else verdict
-    entry = {"id": claim_id, "format": 3, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
+    entry = {"id": claim_id, "format": FORMAT, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
              "confidence": CONFIDENCE, "seeds": seeds, "samples": {k: v.tolist() for k, v in arrays.items()},
              "labels": names, "trivial": trivial_values, "better": direction,
              "tests": {k: v.to_dict() for k, v in specs.items()}, "paper_value": _paper_value(paper_value),
@@ -176,17 +166,6 @@ def _meta(question, unit, sided, design, over) -> dict:
             raise TypeError(f"{name} must be a string, got {value!r}")
     return {"question": question, "unit": unit.strip(), "sided": sided, "design": design.strip(),
             "over": over.strip()}
-
-
-def _record_old(claim_id, chapter, paper, claim, where, measured, tests, note) -> str:
-    measured = {str(k): float(v) for k, v in measured.items()}
-    bad = [k for k, v in measured.items() if not math.isfinite(v)]
-    if bad:
-        raise ValueError(f"measured must hold finite numbers; not finite: {bad}")
-    verdict = verdict_of(measured, tests)
-    _write({"id": claim_id, "chapter": chapter, "paper": paper, "claim": claim, "where": where,
-            "measured": measured, "tests": {k: list(v) for k, v in tests.items()}, "verdict": verdict, "note": note})
-    return verdict
 
 
 def samples_from(frame, value: str, by: str | Sequence[str], label: str, seed: str = "seed"):
@@ -228,51 +207,41 @@ def load(directory: Path | None = None) -> list[dict]:
             raise ValueError(f"claim record {path} is not valid JSON ({exc}); re-run the chapter that wrote it") from exc
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             raise ValueError(f"claim record {path} has no id; re-run the chapter that wrote it")
+        if entry.get("format") != FORMAT:
+            raise ValueError(f"claim record {path} is {_form(entry)}; re-run the chapter that wrote it")
         entries.append(entry)
     return sorted(entries, key=lambda e: e["id"])
 
 
-def _is_old(entry: dict) -> bool:
-    return "measured" in entry and "samples" not in entry
-
-
-def _problems_old(entry: dict) -> list[str]:
-    found = []
-    if entry["verdict"] not in OLD_VERDICTS:
-        found.append(f"verdict {entry['verdict']!r} is not one of {OLD_VERDICTS}")
-    try:
-        measured = {str(k): float(v) for k, v in entry["measured"].items()}
-        if not all(math.isfinite(v) for v in measured.values()):
-            found.append("measured holds a number that is not finite")
-        computed = verdict_of(measured, {k: tuple(v) for k, v in entry["tests"].items()})
-    except (AttributeError, TypeError, ValueError) as exc:
-        return found + [f"its comparisons cannot be evaluated: {exc}"]
-    if computed != entry["verdict"]:
-        found.append(f"it says {entry['verdict']!r} but its measured numbers give {computed!r}")
-    return found
+def _form(entry: Mapping) -> str:
+    """Why a record is not of the form the book reads (a sentence for an error message)."""
+    found = f"of format {entry['format']!r}" if "format" in entry else "of no format"
+    return f"{found}, not {FORMAT} (per-seed samples with their comparisons and preconditions)"
 
 
 _STORED = ("estimate", "low", "high")
+_FIELDS = ("id", "format", "chapter", "paper", "claim", "where", "confidence", "seeds", "samples", "labels", "trivial",
+           "better", "tests", "paper_value", "comparisons", "preconditions", "question", "unit", "sided", "design",
+           "over", "verdict", "note")
 
 
 def problems(entry: dict, *, min_seeds: int = MIN_SEEDS) -> list[str]:
     """What is wrong with a stored record (empty when nothing).
 
-    Missing fields, too few seeds (fewer than ``min_seeds``; the published build passes
-    :data:`MIN_SEEDS_FULL`), samples that are not one finite number per seed, a key shown as a
-    variable name, and above all stored intervals or a verdict that the record's own samples do
-    not give (a typed verdict, or numbers edited after the run). A record of means only is checked
-    by its own rule (:func:`verdict_of`).
+    A record not of the form :data:`FORMAT`, missing fields, too few seeds (fewer than
+    ``min_seeds``; the published build passes :data:`MIN_SEEDS_FULL`), samples that are not one
+    finite number per seed, a key shown as a variable name, and above all stored intervals or a
+    verdict that the record's own samples do not give (a typed verdict, or numbers edited after the
+    run).
     """
-    base = ("id", "chapter", "paper", "claim", "where", "tests", "verdict")
-    fields = base + (("measured",) if _is_old(entry) else
-                     ("format", "seeds", "samples", "labels", "trivial", "better", "comparisons", "confidence"))
-    missing = [k for k in fields if k not in entry]
+    if entry.get("format") != FORMAT:
+        return [f"it is {_form(entry)}"]
+    missing = [k for k in _FIELDS if k not in entry]
     if missing:
         return [f"missing fields {missing}"]
-    if _is_old(entry):
-        return _problems_old(entry)
     found = []
+    if entry["question"] not in _QUESTIONS:
+        found.append(f"question {entry['question']!r} is not one of {_QUESTIONS}")
     if entry["verdict"] not in VERDICTS:
         found.append(f"verdict {entry['verdict']!r} is not one of {VERDICTS}")
     if entry["confidence"] != CONFIDENCE:
@@ -288,7 +257,7 @@ def problems(entry: dict, *, min_seeds: int = MIN_SEEDS) -> list[str]:
             found.append(f"samples {unlabelled} have no label")
         _labels(entry["labels"], arrays)
         computed, verdict = evaluate(arrays, entry["tests"], trivial=entry["trivial"], better=entry["better"])
-        stored_pre = entry.get("preconditions") or {}
+        stored_pre = entry["preconditions"]
         checked = check_preconditions(stored_pre, arrays, entry["labels"])
     except (AttributeError, TypeError, ValueError) as exc:
         return found + [f"its comparisons cannot be evaluated: {exc}"]
@@ -325,8 +294,9 @@ def _describe(c) -> str:
         return repr(c)
 
 
-def _question(entry: Mapping) -> str:
-    return entry.get("question") or ("book" if entry.get("id") in BOOK_QUESTIONS else "paper")
+def _question(claim_id: str) -> str:
+    """The question an expected claim asks before a chapter has recorded it."""
+    return "book" if claim_id in BOOK_QUESTIONS else "paper"
 
 
 def _find(claim_id: str, records) -> dict:

@@ -1,11 +1,9 @@
 """The statistics a verdict follows from: paired Student-t intervals, each comparison's outcome, and the
-rule that makes a claim's verdict of its comparisons (:func:`evaluate`, :func:`verdict_rule`); and the strict
-comparison of means that decides a record of means only (:func:`verdict_of`)."""
+rule that makes a claim's verdict of its comparisons (:func:`evaluate`, :func:`verdict_rule`)."""
 
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -21,7 +19,6 @@ NOT_TESTABLE = "not testable at this setting"
 VERDICTS = ("holds", "does not hold here", "inconclusive", "at the trivial model", NOT_TESTABLE)
 #: A comparison's outcomes (a trivial comparison keeps its outcome but decides nothing).
 OUTCOMES = ("holds", "does not hold", "inconclusive")
-_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _BETTER = ("lower", "higher")
 
 
@@ -351,29 +348,3 @@ def verdict_rule(comparisons: Mapping[str, Mapping]) -> str:
         return "at the trivial model"
     return "inconclusive"
 
-
-# ----------------------------------------------------------------------------- records of means only
-def _value(measured: dict, term):
-    if isinstance(term, str):
-        if term not in measured:
-            raise ValueError(f"tests: {term!r} is not a key of measured ({sorted(measured)})")
-        return float(measured[term])
-    return float(term)
-
-
-def verdict_of(measured: dict, tests: dict) -> str:
-    """The verdict of a record of means only (no interval): ``tests`` (name → (lhs, op, rhs), a
-    side a key of ``measured`` or a number) as strict comparisons of means — ``"holds"`` when all
-    are true, ``"does not hold here"`` when none is, ``"holds partly"`` otherwise. A record with
-    per-seed samples is decided by :func:`evaluate`."""
-    if not tests:
-        raise ValueError("tests must hold at least one comparison")
-    outcomes = []
-    for name, spec in tests.items():
-        if not (isinstance(spec, (tuple, list)) and len(spec) == 3 and spec[1] in _OPS):
-            raise ValueError(f"tests[{name!r}] must be (lhs, op, rhs) with op in {sorted(_OPS)}, got {spec!r}")
-        lhs, op, rhs = spec
-        outcomes.append(_OPS[op](_value(measured, lhs), _value(measured, rhs)))
-    if all(outcomes):
-        return "holds"
-    return "does not hold here" if not any(outcomes) else "holds partly"

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._format import _count
 from ._preconditions import _failed
 from ._prose import describe
-from ._records import MIN_SEEDS, NO_INTERVAL, _is_old, _question, load, problems
+from ._records import _QUESTIONS, MIN_SEEDS, _question, load, problems
 
 #: What the reproducibility table says of an expected claim that no executed chapter recorded.
 NOT_TESTED = "not yet tested"
@@ -61,7 +60,7 @@ def _paper_rank(claim_id: str) -> int:
 
 
 def _preconditions_text(entry: Mapping) -> str:
-    pre = entry.get("preconditions") or {}
+    pre = entry["preconditions"]
     if not pre:
         return ""
     failed = _failed(pre)
@@ -78,18 +77,17 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
     :data:`NOT_TESTED` when no chapter recorded it; every other record (a claim a chapter found)
     gets a row too. The verdict shown is recomputed from the record; a record with
     :func:`problems` (at ``min_seeds``) is shown as ``"inconsistent record"`` (and fails the
-    test suite), one of means only as :data:`NO_INTERVAL`.
+    test suite).
 
     Returns
     -------
     pandas.DataFrame
         Indexed by claim id, columns ``paper, claim, chapter, where, verdict, effect, tally,
-        toward, split, preconditions, failed, design, unit, sided, question, seeds, note, listed,
-        old_verdict`` (``effect``: the deciding comparison with its 95 % interval, as
-        :func:`describe` words it; ``tally``: the comparisons' outcomes; ``toward``: how many point
-        the claimed way; ``split``: where a statement over a range holds and reverses;
-        ``preconditions``: "met", or the failed ones with their reasons; ``question``: "paper" or
-        "book"; ``old_verdict``: the verdict by means of a record of means only), papers in book order.
+        toward, split, preconditions, failed, design, unit, sided, question, seeds, note, listed``
+        (``effect``: the deciding comparison with its 95 % interval, as :func:`describe` words it;
+        ``tally``: the comparisons' outcomes; ``toward``: how many point the claimed way;
+        ``split``: where a statement over a range holds and reverses; ``preconditions``: "met", or
+        the failed ones with their reasons; ``question``: "paper" or "book"), papers in book order.
     """
     import pandas as pd
 
@@ -98,25 +96,21 @@ def table(records: list[dict] | None = None, expected: dict[str, tuple[str, str]
     by_id = {e["id"]: e for e in records}
     rows = []
     columns = ["id", "paper", "claim", "chapter", "where", "verdict", "effect", "tally", "toward", "split",
-               "preconditions", "failed", "design", "unit", "sided", "question", "seeds", "note", "listed",
-               "old_verdict"]
+               "preconditions", "failed", "design", "unit", "sided", "question", "seeds", "note", "listed"]
     for claim_id in sorted(set(expected) | set(by_id), key=lambda i: (_paper_rank(i), i not in expected, i)):
         entry = by_id.get(claim_id)
         paper, claim = expected.get(claim_id, (None, None))
         row = {"id": claim_id, "paper": paper, "claim": claim, "chapter": claim_id.split(".", 1)[0], "where": "",
                "verdict": NOT_TESTED, "effect": "", "tally": "", "toward": "", "split": "", "preconditions": "",
-               "failed": {}, "design": "", "unit": "", "sided": "", "question": _question({"id": claim_id}),
-               "seeds": 0, "note": "", "listed": claim_id in expected, "old_verdict": ""}
+               "failed": {}, "design": "", "unit": "", "sided": "", "question": _question(claim_id),
+               "seeds": 0, "note": "", "listed": claim_id in expected}
         if entry is not None:
             bad = problems(entry, min_seeds=min_seeds)
             row.update(paper=entry.get("paper", paper), claim=entry.get("claim", claim),
                        chapter=entry.get("chapter", ""), where=entry.get("where", ""), note=entry.get("note", ""),
-                       question=_question(entry))
+                       question=entry["question"] if entry.get("question") in _QUESTIONS else row["question"])
             if bad:
                 row.update(verdict="inconsistent record", note="; ".join(bad))
-            elif _is_old(entry):
-                row.update(verdict=NO_INTERVAL, old_verdict=entry["verdict"],
-                           tally=f"{_count(len(entry['tests']), 'comparison')} of means, no per-seed numbers")
             else:
                 d = describe(claim_id, [entry])
                 row.update(verdict=entry["verdict"], effect=d["effect"], tally=d["counts"], toward=d["toward"],
