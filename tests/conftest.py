@@ -55,18 +55,6 @@ def pytest_ignore_collect(collection_path: Path, config):
     return None
 
 
-@pytest.fixture(autouse=True)
-def _reproducible_fresh_seeds(request, monkeypatch):
-    """A private run given no seed draws it from fresh OS entropy (``secrets.randbits``, in
-    :func:`dpadmm_lite.registry.run`). In the suite that draw comes from a generator seeded by the test's id:
-    successive draws still differ, and a test that fails for one draw fails again when it is re-run."""
-    import random
-    import secrets
-    import zlib
-
-    monkeypatch.setattr(secrets, "randbits", random.Random(zlib.crc32(request.node.nodeid.encode())).getrandbits)
-
-
 @pytest.fixture(scope="session")
 def fast_build() -> "build_book.BuildResult":
     """Execute every TOC notebook with papermill (FAST=True) and build `_build/test/html`."""
