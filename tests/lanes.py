@@ -50,6 +50,7 @@ LANES: dict[str, tuple[str, ...]] = {
         "test_bad_input.py",
         "test_budget_contract.py",
         "test_contract.py",
+        "test_estimators.py",
         "test_federated_privacy.py",
         "test_paper_formulas.py",
         "test_pld.py",
